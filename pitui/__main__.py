@@ -1,0 +1,3 @@
+from pitui.cli import main
+
+raise SystemExit(main())

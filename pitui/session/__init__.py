@@ -1,0 +1,41 @@
+"""Session core: pi's session format v3, the tree store, and the projection.
+
+Pure and fast to import: no Textual, no litellm, no network, no threads.
+"""
+
+from pitui.session.branching import clone, create_branched_session, fork
+from pitui.session.errors import (
+    EntryNotFoundError,
+    ReadOnlySessionError,
+    SessionError,
+    SessionFileError,
+    SessionLockedError,
+    SessionWriteError,
+)
+from pitui.session.events import EntryAppended, LeafMoved, SessionEvent, SessionSwitched
+from pitui.session.loader import LoadWarning
+from pitui.session.node import LEAF_MARKER_TYPE, Node
+from pitui.session.projection import Projection
+from pitui.session.store import SessionStore, message_text
+
+__all__ = [
+    "LEAF_MARKER_TYPE",
+    "EntryAppended",
+    "EntryNotFoundError",
+    "LeafMoved",
+    "LoadWarning",
+    "Node",
+    "Projection",
+    "ReadOnlySessionError",
+    "SessionError",
+    "SessionEvent",
+    "SessionFileError",
+    "SessionLockedError",
+    "SessionStore",
+    "SessionSwitched",
+    "SessionWriteError",
+    "clone",
+    "create_branched_session",
+    "fork",
+    "message_text",
+]

@@ -1,0 +1,305 @@
+"""Reading a session file into skeleton nodes without ever writing to it.
+
+The fast path decodes only ``type``, ``id``, ``parentId``, ``timestamp`` and the message role of
+each line (msgspec skips the rest); the full object is parsed later, when something asks.
+Legacy files (v1, v2) are parsed in full and migrated in memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import gc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from pitui.session import codec
+from pitui.session.errors import SessionFileError
+from pitui.session.migrate import CURRENT_VERSION, header_version, migrate_entries
+from pitui.session.node import LEAF_MARKER_TYPE, Node
+
+CHUNK_SIZE = 8 * 1024 * 1024
+BOM = b"\xef\xbb\xbf"
+# Entry types whose full object the store needs at load time (labels, names, leaf markers).
+EAGER_TYPES = frozenset({"label", "session_info", "custom"})
+
+
+class _MessageSkeleton(msgspec.Struct, gc=False):
+    role: Any = None
+
+
+class _Skeleton(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+    message: _MessageSkeleton | None = None
+
+
+_skeleton_decoder = msgspec.json.Decoder(_Skeleton)
+
+
+@dataclass(frozen=True)
+class LoadWarning:
+    """Something skipped or repaired while reading; ``line`` is 1-based when known."""
+
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line is not None else self.message
+
+
+@dataclass
+class TailState:
+    """How the file ends: clean, a complete last line without newline, or a torn last line."""
+
+    kind: str = "clean"  # "clean" | "no_newline" | "torn"
+    offset: int = 0  # where the torn bytes start (for "torn")
+
+
+@dataclass
+class LoadResult:
+    header: dict[str, Any] | None
+    nodes: list[Node] = field(default_factory=list)
+    warnings: list[LoadWarning] = field(default_factory=list)
+    tail: TailState = field(default_factory=TailState)
+    migrated: bool = False
+    file_size: int = 0
+    header_line: int = 0
+
+
+def _refuse(path: Path, message: str, kind: str) -> SessionFileError:
+    return SessionFileError(message, kind)
+
+
+def load_session_file(path: Path) -> LoadResult:
+    """Read ``path``. Raises :class:`SessionFileError` for a missing, unreadable or non-session file.
+
+    An empty (0-byte) file gives ``LoadResult(header=None)``: an empty session.
+    """
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise _refuse(path, f"Session file {path} does not exist.", "missing") from None
+    except IsADirectoryError:
+        raise _refuse(path, f"{path} is a directory, not a session file.", "unreadable") from None
+    except PermissionError:
+        raise _refuse(
+            path, f"Cannot read {path}: permission denied.", "unreadable"
+        ) from None
+    except OSError as exc:
+        raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with f:
+            try:
+                return _read(f, path)
+            except IsADirectoryError:
+                raise _refuse(
+                    path, f"{path} is a directory, not a session file.", "unreadable"
+                ) from None
+            except OSError as exc:
+                if exc.errno == errno.EISDIR:
+                    raise _refuse(
+                        path, f"{path} is a directory, not a session file.", "unreadable"
+                    ) from None
+                raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+class _Reader:
+    """Turns lines into nodes; keeps the header and the running state of one load."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.result = LoadResult(header=None)
+        self.legacy: list[tuple[int, int, int, dict[str, Any]]] | None = None
+        self.seq = 0
+
+    def warn(self, line: int | None, message: str) -> None:
+        self.result.warnings.append(LoadWarning(line, message))
+
+    def feed(self, line_no: int, offset: int, raw: bytes, is_last_unterminated: bool) -> None:
+        if not raw.strip():
+            return
+        result = self.result
+        if result.header is None:
+            try:
+                obj = codec.loads(raw)
+            except ValueError:
+                if is_last_unterminated:
+                    result.tail = TailState("torn", offset)
+                self.warn(line_no, "not valid JSON, skipped")
+                return
+            if not (isinstance(obj, dict) and obj.get("type") == "session"
+                    and isinstance(obj.get("id"), str)):
+                raise _refuse(
+                    self.path,
+                    f"{self.path} is not a pi session file (its first line is not a session "
+                    "header).",
+                    "invalid",
+                )
+            result.header = obj
+            result.header_line = line_no
+            if header_version(obj) < CURRENT_VERSION:
+                self.legacy = []
+            return
+        if self.legacy is not None:
+            try:
+                obj = codec.loads(raw)
+            except ValueError:
+                if is_last_unterminated:
+                    result.tail = TailState("torn", offset)
+                self.warn(line_no, "not valid JSON, skipped")
+                return
+            if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+                self.warn(line_no, "valid JSON but not a session entry, skipped")
+                return
+            if obj["type"] == "session":
+                self.warn(line_no, "a second session header, ignored")
+                return
+            self.legacy.append((line_no, offset, len(raw), obj))
+            return
+        try:
+            sk = _skeleton_decoder.decode(raw)
+            entry_type, entry_id, parent_id, timestamp = sk.type, sk.id, sk.parentId, sk.timestamp
+            role = sk.message.role if sk.message is not None else None
+            data: dict[str, Any] | None = None
+        except msgspec.ValidationError:
+            # Valid JSON of an unexpected shape: fall back to a full parse.
+            obj = codec.loads(raw)
+            if not isinstance(obj, dict):
+                self.warn(line_no, "valid JSON but not a session entry, skipped")
+                return
+            data = obj
+            entry_type, entry_id = obj.get("type"), obj.get("id")
+            parent_id, timestamp = obj.get("parentId"), obj.get("timestamp")
+            message = obj.get("message")
+            role = message.get("role") if isinstance(message, dict) else None
+        except msgspec.DecodeError:
+            if is_last_unterminated:
+                result.tail = TailState("torn", offset)
+            self.warn(line_no, "not valid JSON, skipped")
+            return
+        if not isinstance(entry_type, str) or not isinstance(entry_id, str):
+            if entry_type == "session":
+                self.warn(line_no, "a second session header, ignored")
+            else:
+                self.warn(line_no, "valid JSON but not a session entry (no type or id), skipped")
+            return
+        if parent_id is not None and not isinstance(parent_id, str):
+            self.warn(line_no, f"entry {entry_id} has a parentId that is not a string; made a root")
+            parent_id = None
+        if not isinstance(role, str):
+            role = None
+        node = Node(entry_id, parent_id, entry_type, role, timestamp, line_no, offset, len(raw), data)
+        if entry_type in EAGER_TYPES and data is None:
+            node.data = codec.loads(raw)
+            if entry_type == "custom" and node.data.get("customType") == LEAF_MARKER_TYPE:
+                node.hidden = True
+        elif entry_type == "custom" and data is not None and data.get("customType") == LEAF_MARKER_TYPE:
+            node.hidden = True
+        node.seq = self.seq
+        self.seq += 1
+        result.nodes.append(node)
+
+    def finish_legacy(self) -> None:
+        assert self.result.header is not None and self.legacy is not None
+        pairs = migrate_entries(self.result.header, [(ln, obj) for ln, _, _, obj in self.legacy])
+        self.result.migrated = True
+        for (line_no, offset, length, _), (_, obj) in zip(self.legacy, pairs, strict=True):
+            message = obj.get("message")
+            role = message.get("role") if isinstance(message, dict) else None
+            parent = obj.get("parentId")
+            node = Node(
+                obj["id"],
+                parent if isinstance(parent, str) else None,
+                obj["type"],
+                role if isinstance(role, str) else None,
+                obj.get("timestamp"),
+                line_no,
+                offset,
+                length,
+                obj,
+            )
+            if node.type == "custom" and obj.get("customType") == LEAF_MARKER_TYPE:
+                node.hidden = True
+            node.seq = self.seq
+            self.seq += 1
+            self.result.nodes.append(node)
+
+
+def _read(f: Any, path: Path) -> LoadResult:
+    reader = _Reader(path)
+    carry = b""
+    carry_offset = 0
+    line_no = 0
+    first = True
+    total = 0
+    while True:
+        chunk = f.read(CHUNK_SIZE)
+        if not chunk:
+            break
+        total += len(chunk)
+        if first:
+            first = False
+            if chunk.startswith(BOM):
+                chunk = chunk[len(BOM):]
+                carry_offset = len(BOM)
+        data = carry + chunk if carry else chunk
+        lines = data.split(b"\n")
+        carry = lines.pop()
+        offset = carry_offset
+        for raw in lines:
+            line_no += 1
+            reader.feed(line_no, offset, raw, False)
+            offset += len(raw) + 1
+        carry_offset = offset
+    result = reader.result
+    result.file_size = total
+    if carry:
+        line_no += 1
+        reader.feed(line_no, carry_offset, carry, True)
+        if result.tail.kind != "torn":
+            # A complete last line (or trailing blanks) that only lacks its newline.
+            result.tail = TailState("no_newline", carry_offset)
+    if result.header is None:
+        if total == 0:
+            return result
+        raise _refuse(
+            path, f"{path} is not a pi session file (it has no session header).", "invalid"
+        )
+    if reader.legacy is not None:
+        reader.finish_legacy()
+    return result
+
+
+def read_header(path: Path, limit: int = 1024 * 1024) -> dict[str, Any] | None:
+    """The session header of ``path`` (first parsed line within ``limit`` bytes), or None."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit)
+    except OSError:
+        return None
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = codec.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
+            return obj
+        return None
+    return None
+
+
+__all__ = ["LoadResult", "LoadWarning", "TailState", "load_session_file", "read_header"]

@@ -1,0 +1,161 @@
+"""Durable, all-or-nothing writes to a session file.
+
+Appends are single ``write`` calls on an ``O_APPEND`` descriptor; if a write fails part-way the
+file is truncated back, so no half line stays on disk. New files are created exclusively with
+mode 0600 in folders made with mode 0700. Rewrites (legacy migration) go through a temp file,
+fsync and rename, and keep the original as ``.bak``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+
+from pitui.session.errors import SessionWriteError
+from pitui.session.ids import file_timestamp, now_iso
+
+_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.EFBIG: "the file size limit was reached",
+    errno.EEXIST: "a file with that name already exists",
+    errno.ENOENT: "its folder no longer exists",
+}
+
+
+def write_error(path: Path, exc: OSError) -> SessionWriteError:
+    reason = _REASONS.get(exc.errno or 0, exc.strerror or str(exc))
+    return SessionWriteError(f"Could not save the session to {path}: {reason}.")
+
+
+def ensure_folder(folder: Path) -> None:
+    if not folder.is_dir():
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "short write")
+        view = view[written:]
+
+
+class AppendWriter:
+    """An open ``O_APPEND`` descriptor on an existing session file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as exc:
+            raise write_error(path, exc) from None
+
+    def append(self, data: bytes) -> int:
+        """Append ``data``; return the offset it starts at. All or nothing."""
+        fd = self._fd
+        if fd is None:
+            raise SessionWriteError(f"Could not save the session to {self.path}: it is closed.")
+        try:
+            start = os.fstat(fd).st_size
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
+        try:
+            _write_all(fd, data)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise write_error(self.path, exc) from None
+        return start
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def create_exclusive(path: Path, data: bytes) -> None:
+    """Create ``path`` (which must not exist) holding ``data``; nothing is left on failure."""
+    try:
+        ensure_folder(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    try:
+        _write_all(fd, data)
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise write_error(path, exc) from None
+    os.close(fd)
+
+
+def rewrite_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` via temp file + fsync + rename, keeping ``<path>.bak``."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    bak = path.with_name(path.name + ".bak")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if not bak.exists():
+            try:
+                os.link(path, bak)
+            except OSError:
+                _copy(path, bak)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise write_error(path, exc) from None
+
+
+def _copy(src: Path, dst: Path) -> None:
+    with open(src, "rb") as fin, open(dst, "xb") as fout:
+        while chunk := fin.read(1 << 20):
+            fout.write(chunk)
+        fout.flush()
+        os.fsync(fout.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def set_aside_torn_tail(path: Path, offset: int) -> Path:
+    """Move the bytes from ``offset`` to the end into ``<path>.torn-<timestamp>``; truncate."""
+    side = path.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}")
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            torn = f.read()
+        n = 0
+        while side.exists():
+            n += 1
+            side = side.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}-{n}")
+        fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            _write_all(fd, torn)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.truncate(path, offset)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    return side
