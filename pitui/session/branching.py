@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from pitui.session import codec
+from pitui.session.disk import CONVERSATION_ROLES
+from pitui.session.entries import message_text, new_header, session_file_name
 from pitui.session.errors import EntryNotFoundError, SessionError
 from pitui.session.ids import new_entry_id
-from pitui.session.store import CONVERSATION_ROLES, SessionStore, _new_header, message_text
-from pitui.session.store import session_file_name
+from pitui.session.store import SessionStore
 from pitui.session.writer import create_exclusive
 
 
@@ -44,7 +45,7 @@ def create_branched_session(
                 remap[label_id] = n.id
             waiting = []
     parent_session = str(store.path) if store.path is not None else None
-    header = _new_header(store.cwd, parent_session)
+    header = new_header(store.cwd, parent_session)
     lines: list[bytes] = [codec.dumps_line(header)]
     entries: list[dict[str, Any]] = []
     previous: str | None = None
@@ -70,18 +71,19 @@ def create_branched_session(
     for target, label in store.labels.items():
         if target not in kept_ids:
             continue
+        label_id = new_entry_id(used)
         entry = {
             "type": "label",
-            "id": new_entry_id(used),
+            "id": label_id,
             "parentId": previous,
             "timestamp": label_times.get(target),
             "targetId": target,
             "label": label,
         }
-        used.add(entry["id"])
+        used.add(label_id)
         lines.append(codec.dumps_line(entry))
         entries.append(entry)
-        previous = entry["id"]
+        previous = label_id
 
     if store.path is None:
         new = SessionStore(header, path=None, folder=None)
@@ -100,7 +102,9 @@ def create_branched_session(
     return new
 
 
-def fork(store: SessionStore, user_entry_id: str, folder: Path | None = None) -> tuple[SessionStore, str]:
+def fork(
+    store: SessionStore, user_entry_id: str, folder: Path | None = None
+) -> tuple[SessionStore, str]:
     """Fork before a user message: returns the new session and the message's text for the editor.
 
     A root user message gives an empty new session whose ``parentSession`` is this file.

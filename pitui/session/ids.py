@@ -84,7 +84,9 @@ def iso_to_ms(value: object) -> float | None:
         return dt.timestamp() * 1000
     year, month, day, hour, minute, second, frac, tz = m.groups()
     try:
-        dt = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=UTC)
+        dt = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=UTC
+        )
     except ValueError:
         return None
     ms = dt.timestamp() * 1000 + (int((frac or "0")[:3].ljust(3, "0")) if frac else 0)

@@ -11,7 +11,9 @@ from pitui.session.loader import LoadWarning
 from pitui.session.node import Node
 
 
-def link_nodes(nodes: list[Node], warnings: list[LoadWarning]) -> tuple[dict[str, Node], list[Node]]:
+def link_nodes(
+    nodes: list[Node], warnings: list[LoadWarning]
+) -> tuple[dict[str, Node], list[Node]]:
     """Index ``nodes`` by id, set ``parent``/``children``/``depth``; return (by_id, kept nodes).
 
     Duplicate ids: the later line wins (as in pi); the earlier entry leaves the tree.
@@ -25,7 +27,8 @@ def link_nodes(nodes: list[Node], warnings: list[LoadWarning]) -> tuple[dict[str
             warnings.append(
                 LoadWarning(
                     node.line,
-                    f"duplicate entry id {node.id} (also on line {previous.line}); the later line wins",
+                    f"duplicate entry id {node.id} (also on line {previous.line}); "
+                    "the later line wins",
                 )
             )
         by_id[node.id] = node
@@ -52,7 +55,9 @@ def link_nodes(nodes: list[Node], warnings: list[LoadWarning]) -> tuple[dict[str
             if parent is None:
                 cur.parent = None
                 warnings.append(
-                    LoadWarning(cur.line, f"entry {cur.id} has a missing parent {pid}; shown as a root")
+                    LoadWarning(
+                        cur.line, f"entry {cur.id} has a missing parent {pid}; shown as a root"
+                    )
                 )
                 break
             pstate = state.get(id(parent), 0)

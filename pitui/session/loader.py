@@ -76,7 +76,7 @@ def _refuse(path: Path, message: str, kind: str) -> SessionFileError:
 
 
 def load_session_file(path: Path) -> LoadResult:
-    """Read ``path``. Raises :class:`SessionFileError` for a missing, unreadable or non-session file.
+    """Read ``path``; :class:`SessionFileError` if it is missing, unreadable or not a session.
 
     An empty (0-byte) file gives ``LoadResult(header=None)``: an empty session.
     """
@@ -87,9 +87,7 @@ def load_session_file(path: Path) -> LoadResult:
     except IsADirectoryError:
         raise _refuse(path, f"{path} is a directory, not a session file.", "unreadable") from None
     except PermissionError:
-        raise _refuse(
-            path, f"Cannot read {path}: permission denied.", "unreadable"
-        ) from None
+        raise _refuse(path, f"Cannot read {path}: permission denied.", "unreadable") from None
     except OSError as exc:
         raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
     gc_was_enabled = gc.isenabled()
@@ -137,8 +135,11 @@ class _Reader:
                     result.tail = TailState("torn", offset)
                 self.warn(line_no, "not valid JSON, skipped")
                 return
-            if not (isinstance(obj, dict) and obj.get("type") == "session"
-                    and isinstance(obj.get("id"), str)):
+            if not (
+                isinstance(obj, dict)
+                and obj.get("type") == "session"
+                and isinstance(obj.get("id"), str)
+            ):
                 raise _refuse(
                     self.path,
                     f"{self.path} is not a pi session file (its first line is not a session "
@@ -198,12 +199,18 @@ class _Reader:
             parent_id = None
         if not isinstance(role, str):
             role = None
-        node = Node(entry_id, parent_id, entry_type, role, timestamp, line_no, offset, len(raw), data)
+        node = Node(
+            entry_id, parent_id, entry_type, role, timestamp, line_no, offset, len(raw), data
+        )
         if entry_type in EAGER_TYPES and data is None:
             node.data = codec.loads(raw)
             if entry_type == "custom" and node.data.get("customType") == LEAF_MARKER_TYPE:
                 node.hidden = True
-        elif entry_type == "custom" and data is not None and data.get("customType") == LEAF_MARKER_TYPE:
+        elif (
+            entry_type == "custom"
+            and data is not None
+            and data.get("customType") == LEAF_MARKER_TYPE
+        ):
             node.hidden = True
         node.seq = self.seq
         self.seq += 1
@@ -250,7 +257,7 @@ def _read(f: Any, path: Path) -> LoadResult:
         if first:
             first = False
             if chunk.startswith(BOM):
-                chunk = chunk[len(BOM):]
+                chunk = chunk[len(BOM) :]
                 carry_offset = len(BOM)
         data = carry + chunk if carry else chunk
         lines = data.split(b"\n")
@@ -288,7 +295,7 @@ def read_header(path: Path, limit: int = 1024 * 1024) -> dict[str, Any] | None:
     except OSError:
         return None
     if data.startswith(BOM):
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
@@ -296,7 +303,11 @@ def read_header(path: Path, limit: int = 1024 * 1024) -> dict[str, Any] | None:
             obj = codec.loads(raw)
         except ValueError:
             continue
-        if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
+        if (
+            isinstance(obj, dict)
+            and obj.get("type") == "session"
+            and isinstance(obj.get("id"), str)
+        ):
             return obj
         return None
     return None

@@ -28,7 +28,7 @@ class Projection:
     messages: list[dict[str, Any]] = field(default_factory=list)
     source_entry_ids: list[str] = field(default_factory=list)
     context_entry_ids: list[str] = field(default_factory=list)
-    model: dict[str, str] | None = None
+    model: dict[str, Any] | None = None
     thinking_level: str = "off"
     compaction_id: str | None = None
     # target entry id -> id of the context_edit applied to it
@@ -89,7 +89,8 @@ def _repair_message(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_replacement(message: dict[str, Any], replacement: Any) -> dict[str, Any]:
-    """Replace all content of an editable message; string → one text block for assistant/toolResult."""
+    """Replace all content of an editable message (a string becomes one text block for
+    assistant and toolResult messages)."""
     role = message.get("role")
     if role not in EDITABLE_ROLES or not isinstance(replacement, dict):
         return message
@@ -152,7 +153,7 @@ def build_projection(
     context: Sequence[Node],
     data_of: Callable[[Node], dict[str, Any]],
     has_head_compaction: bool,
-    model: dict[str, str] | None,
+    model: dict[str, Any] | None,
     thinking_level: str,
 ) -> Projection:
     """Project selected context entries (head compaction first when ``has_head_compaction``)."""
@@ -185,9 +186,10 @@ def build_projection(
     return proj
 
 
-def model_from_entry(entry: dict[str, Any]) -> dict[str, str] | None:
+def model_from_entry(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """``{provider, modelId}`` from a model_change entry or an assistant message entry."""
     if entry.get("type") == "model_change":
-        return {"provider": entry.get("provider"), "modelId": entry.get("modelId")}  # type: ignore[dict-item]
+        return {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
     message = entry.get("message")
     if isinstance(message, dict) and message.get("role") == "assistant":
         return {"provider": message.get("provider"), "modelId": message.get("model")}

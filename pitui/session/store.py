@@ -8,39 +8,25 @@ second: if the write fails the store is unchanged and the caller gets ``SessionW
 from __future__ import annotations
 
 import os
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pitui.session import codec
-from pitui.session.errors import (
-    EntryNotFoundError,
-    ReadOnlySessionError,
-    SessionError,
-    SessionFileError,
-)
+from pitui.session.appends import EntryAppends
+from pitui.session.disk import SessionDisk
+from pitui.session.entries import message_text, new_header, session_file_name
+from pitui.session.errors import EntryNotFoundError, ReadOnlySessionError
 from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
-from pitui.session.ids import file_timestamp, is_valid_session_id, iso_to_ms, new_entry_id
-from pitui.session.ids import new_session_id, now_iso, now_ms
+from pitui.session.ids import iso_to_ms
 from pitui.session.index import link_nodes
-from pitui.session.loader import LoadResult, LoadWarning, TailState, load_session_file
-from pitui.session.lock import SessionLock
+from pitui.session.loader import LoadResult, LoadWarning, load_session_file
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node
 from pitui.session.projection import Projection, build_projection, entry_messages, model_from_entry
-from pitui.session.system_prompt import replay_system_messages
-from pitui.session.writer import AppendWriter, create_exclusive, rewrite_atomically
-from pitui.session.writer import set_aside_torn_tail
+from pitui.session.writer import create_exclusive
 
-CONVERSATION_ROLES = frozenset({"user", "assistant"})
-EDIT_TARGET_ROLES = frozenset({"user", "assistant", "toolResult"})
 _PROJECTION_CACHE_SIZE = 16
-_NEWLINES = re.compile(r"[\r\n]+")
-
-
-def session_file_name(header: dict[str, Any]) -> str:
-    return f"{file_timestamp(str(header['timestamp']))}_{header['id']}.jsonl"
 
 
 def _is_compaction(node: Node) -> bool:
@@ -60,7 +46,7 @@ def _timestamp_key(node: Node) -> float:
     return ms if ms is not None else float("inf")
 
 
-class SessionStore:
+class SessionStore(EntryAppends):
     """One session: header, entries (a tree), the leaf, labels, name, and projections."""
 
     def __init__(
@@ -86,18 +72,8 @@ class SessionStore:
         self._name: str | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
         self._projections: OrderedDict[str | None, Projection] = OrderedDict()
-        self._read_fd: int | None = None
-        self._writer: AppendWriter | None = None
-        self._lock: SessionLock | None = None
-        # Disk state: is the file there, and what must happen before the first append.
-        self._on_disk = load is not None and load.header is not None
-        self._empty_file = load is not None and load.header is None
-        self._tail: TailState = load.tail if load else TailState()
-        self._needs_rewrite = bool(load and load.migrated)
-        self._prepared = False
-        self._pending: list[Node] = []
+        self._disk = SessionDisk(path, load)
         self.leaf: Node | None = None
-        self._reopen_leaf_id: str | None = None
         if load is not None:
             self._index(load)
 
@@ -118,13 +94,22 @@ class SessionStore:
         header = load.header
         if header is None:
             # An empty (0-byte) file: a new session that will be written to this path.
-            store = cls(_new_header(os.getcwd(), None), path=file_path, folder=folder, load=load)
+            store = cls(new_header(os.getcwd(), None), path=file_path, folder=folder, load=load)
         else:
             store = cls(header, path=file_path, folder=folder, load=load)
         store.read_only = read_only
         if not read_only:
             store._take_lock()
         return store
+
+    def _take_lock(self) -> None:
+        holder = self._disk.take_lock()
+        if holder is not None:
+            self.read_only = True
+            self.read_only_reason = (
+                f"This session is open in another pitui ({holder}); it is shown read-only. "
+                "Fork or clone it to continue here."
+            )
 
     @classmethod
     def open_or_create(
@@ -146,19 +131,19 @@ class SessionStore:
         parent_session: str | None = None,
     ) -> SessionStore:
         """A new session in ``folder``; the file appears at the first user or assistant message."""
-        header = _new_header(cwd, parent_session, session_id)
+        header = new_header(cwd, parent_session, session_id)
         folder_path = Path(folder)
         return cls(header, path=folder_path / session_file_name(header), folder=folder_path)
 
     @classmethod
     def create_at(cls, path: str | os.PathLike[str], cwd: str) -> SessionStore:
         file_path = Path(path)
-        return cls(_new_header(cwd, None), path=file_path, folder=file_path.parent)
+        return cls(new_header(cwd, None), path=file_path, folder=file_path.parent)
 
     @classmethod
     def in_memory(cls, cwd: str) -> SessionStore:
         """A session that is never written anywhere (``--no-session``)."""
-        return cls(_new_header(cwd, None), path=None, folder=None)
+        return cls(new_header(cwd, None), path=None, folder=None)
 
     def _index(self, load: LoadResult) -> None:
         by_id, nodes = link_nodes(load.nodes, self.warnings)
@@ -175,10 +160,10 @@ class SessionStore:
             last = nodes[-1]
             if last.hidden:
                 self.leaf = last.parent
-                self._reopen_leaf_id = last.parent.id if last.parent else None
+                self._disk.reopen_leaf_id = last.parent.id if last.parent else None
             else:
                 self.leaf = last
-                self._reopen_leaf_id = last.id
+                self._disk.reopen_leaf_id = last.id
 
     # ------------------------------------------------------------------ properties
 
@@ -197,13 +182,9 @@ class SessionStore:
         return value if isinstance(value, str) else None
 
     @property
-    def leaf_id(self) -> str | None:
-        return self.leaf.id if self.leaf is not None else None
-
-    @property
     def persisted(self) -> bool:
         """True when the session file exists on disk."""
-        return self._on_disk
+        return self._disk.on_disk
 
     @property
     def session_name(self) -> str | None:
@@ -242,25 +223,18 @@ class SessionStore:
 
     def data(self, node: Node) -> dict[str, Any]:
         if node.data is None:
-            node.data = codec.loads(self._read_raw(node))
+            node.data = codec.loads(self._disk.read_raw(node))
         return node.data
 
     def raw_line(self, node: Node) -> bytes:
-        """The entry's line exactly as stored (without the newline)."""
-        if node.offset < 0 or not self._on_disk:
-            return codec.dumps_line(self.data(node))[:-1]
-        return self._read_raw(node)
-
-    def _read_raw(self, node: Node) -> bytes:
-        if node.offset < 0 or self.path is None:
-            raise SessionError(f"Entry {node.id} has no stored line.")
-        if self._read_fd is None:
-            self._read_fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        return os.pread(self._read_fd, node.length, node.offset)
+        """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
+        if self._disk.has_stored_line(node):
+            return self._disk.read_raw(node)
+        return codec.dumps_line(self.data(node))[:-1]
 
     # ------------------------------------------------------------------ tree
 
-    def path_to(self, leaf_id: str | None | Any = UNSET) -> list[Node]:
+    def path_to(self, leaf_id: str | Any | None = UNSET) -> list[Node]:
         """Root → leaf (the current leaf by default), hidden markers left out."""
         leaf = self.leaf if leaf_id is UNSET else (None if leaf_id is None else self.node(leaf_id))
         out: list[Node] = []
@@ -271,14 +245,6 @@ class SessionStore:
             cur = cur.parent
         out.reverse()
         return out
-
-    @staticmethod
-    def is_on_path(node: Node, leaf: Node | None) -> bool:
-        """True when ``node`` is ``leaf`` or one of its ancestors."""
-        cur = leaf
-        while cur is not None and cur.depth > node.depth:
-            cur = cur.parent
-        return cur is node
 
     def roots(self) -> list[Node]:
         """Roots in file order (null parent, self-parent, orphan, cycle break)."""
@@ -341,7 +307,7 @@ class SessionStore:
 
     # ------------------------------------------------------------------ projection
 
-    def project(self, leaf_id: str | None | Any = UNSET) -> Projection:
+    def project(self, leaf_id: str | Any | None = UNSET) -> Projection:
         """The model-visible context at ``leaf_id`` (default: the current leaf). Cached per leaf."""
         leaf = self.leaf if leaf_id is UNSET else (None if leaf_id is None else self.node(leaf_id))
         key = leaf.id if leaf is not None else None
@@ -394,7 +360,7 @@ class SessionStore:
             leaf.id, context, self.data, head, self._model_at(leaf), self._thinking_at(leaf)
         )
 
-    def _model_at(self, leaf: Node) -> dict[str, str] | None:
+    def _model_at(self, leaf: Node) -> dict[str, Any] | None:
         source = self._nearest(leaf, "model_src", _is_model_source)
         return model_from_entry(self.data(source)) if source is not None else None
 
@@ -468,169 +434,6 @@ class SessionStore:
         for listener in list(self._listeners):
             listener(event)
 
-    # ------------------------------------------------------------------ appends
-
-    def _base(self, entry_type: str) -> dict[str, Any]:
-        return {
-            "type": entry_type,
-            "id": new_entry_id(self._by_id),
-            "parentId": self.leaf_id,
-            "timestamp": now_iso(),
-        }
-
-    def append_message(self, message: dict[str, Any]) -> str:
-        """Append a message entry (user, assistant, toolResult, bashExecution, custom, system)."""
-        entry = self._base("message")
-        entry["message"] = message
-        return self._append(entry)
-
-    def append_thinking_level_change(self, level: str) -> str:
-        entry = self._base("thinking_level_change")
-        entry["thinkingLevel"] = level
-        return self._append(entry)
-
-    def append_model_change(self, provider: str, model_id: str) -> str:
-        entry = self._base("model_change")
-        entry["provider"] = provider
-        entry["modelId"] = model_id
-        return self._append(entry)
-
-    def append_compaction(
-        self,
-        summary: str,
-        first_kept_entry_id: str | None,
-        tokens_before: int,
-        details: Any = None,
-        from_hook: bool = False,
-        usage: dict[str, Any] | None = None,
-    ) -> str:
-        """Append a compaction; ``first_kept_entry_id=None`` keeps nothing (retain-none).
-
-        The replayed system state at this point is stored as ``systemMessage`` (checkpoint).
-        """
-        entry = self._base("compaction")
-        entry["summary"] = summary
-        entry["firstKeptEntryId"] = (
-            first_kept_entry_id if first_kept_entry_id is not None else entry["id"]
-        )
-        entry["tokensBefore"] = tokens_before
-        if details is not None:
-            entry["details"] = details
-        if usage is not None:
-            entry["usage"] = usage
-        entry["fromHook"] = from_hook
-        checkpoint = replay_system_messages(self.project().messages)
-        if checkpoint is not None:
-            checkpoint["timestamp"] = now_ms()
-            entry["systemMessage"] = checkpoint
-        return self._append(entry)
-
-    def append_custom(self, custom_type: str, data: Any = None) -> str:
-        entry = self._base("custom")
-        entry["customType"] = custom_type
-        if data is not None:
-            entry["data"] = data
-        return self._append(entry)
-
-    def append_custom_message(
-        self, custom_type: str, content: Any, display: bool = True, details: Any = None
-    ) -> str:
-        entry = self._base("custom_message")
-        entry["customType"] = custom_type
-        entry["content"] = content
-        entry["display"] = display
-        if details is not None:
-            entry["details"] = details
-        return self._append(entry)
-
-    def append_label(self, target_id: str, label: str | None) -> str:
-        """Set (or with ``None``/``""`` clear) the label of ``target_id``; moves the leaf."""
-        self.node(target_id)
-        entry = self._base("label")
-        entry["targetId"] = target_id
-        if label is not None:
-            entry["label"] = label
-        return self._append(entry)
-
-    def append_session_info(self, name: str) -> str:
-        """Rename the session; an empty name clears it."""
-        entry = self._base("session_info")
-        entry["name"] = _NEWLINES.sub(" ", name).strip()
-        return self._append(entry)
-
-    def append_context_edit(self, target_id: str, replacement: dict[str, Any] | None) -> str:
-        """Omit (``None``) or replace the content of a message on the active branch."""
-        if replacement is not None and (
-            not isinstance(replacement, dict)
-            or not isinstance(replacement.get("content"), str | list)
-        ):
-            raise SessionError("A context edit replacement must be null or {content: string|array}.")
-        target = self.node(target_id)
-        if not self.is_on_path(target, self.leaf):
-            raise SessionError(f"Entry {target_id} is not on the active branch.")
-        allowed = target.type == "custom_message" or (
-            target.type == "message" and target.role in EDIT_TARGET_ROLES
-        )
-        if not allowed:
-            raise SessionError(f"Entry {target_id} does not contribute editable model content.")
-        if (
-            replacement is not None
-            and target.role in ("assistant", "toolResult")
-            and isinstance(replacement["content"], str)
-        ):
-            replacement = {**replacement, "content": [{"type": "text", "text": replacement["content"]}]}
-        entry = self._base("context_edit")
-        entry["targetId"] = target_id
-        entry["replacement"] = replacement
-        return self._append(entry)
-
-    def append_usage(
-        self, kind: str, provider: str, model: str, usage: dict[str, Any], note: str | None = None
-    ) -> str:
-        entry = self._base("usage")
-        entry.update(kind=kind, provider=provider, model=model, usage=usage)
-        if note:
-            entry["note"] = note
-        return self._append(entry)
-
-    def append_entry(self, entry: dict[str, Any]) -> str:
-        """Append a pre-built entry (any type, unknown ones included) as a child of the leaf."""
-        full = self._base(str(entry.get("type")))
-        for key, value in entry.items():
-            if key not in ("id", "parentId", "timestamp"):
-                full[key] = value
-        return self._append(full)
-
-    def branch_with_summary(
-        self,
-        parent_id: str | None,
-        summary: str,
-        details: Any = None,
-        from_hook: bool = False,
-        usage: dict[str, Any] | None = None,
-    ) -> str:
-        """Attach a branch summary under ``parent_id`` (None: a new root).
-
-        ``fromId`` is the leaf before the call (the abandoned path), ``"root"`` when there was none.
-        """
-        if parent_id is not None:
-            self.node(parent_id)
-        from_id = self.leaf_id if self.leaf_id is not None else "root"
-        entry = {
-            "type": "branch_summary",
-            "id": new_entry_id(self._by_id),
-            "parentId": parent_id,
-            "timestamp": now_iso(),
-            "fromId": from_id,
-            "summary": summary,
-        }
-        if details is not None:
-            entry["details"] = details
-        if usage is not None:
-            entry["usage"] = usage
-        entry["fromHook"] = from_hook
-        return self._append(entry)
-
     def _append(self, entry: dict[str, Any]) -> str:
         if self.read_only:
             raise ReadOnlySessionError(
@@ -652,7 +455,8 @@ class SessionStore:
         if entry["type"] == "custom" and entry.get("customType") == LEAF_MARKER_TYPE:
             node.hidden = True
         parent = self._by_id.get(entry["parentId"]) if entry["parentId"] is not None else None
-        self._persist(node)  # raises before anything changes in memory
+        # Disk first: raises before anything changes in memory.
+        self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
         old_leaf = self.leaf_id
         node.parent = parent
         node.depth = parent.depth + 1 if parent is not None else 0
@@ -692,115 +496,6 @@ class SessionStore:
         name = self.data(node).get("name")
         self._name = name.strip() if isinstance(name, str) and name.strip() else None
 
-    # ------------------------------------------------------------------ writing
-
-    def _persist(self, node: Node) -> None:
-        """Write ``node`` to disk (or buffer it until the session has a conversation)."""
-        if self.path is None:
-            return
-        line = codec.dumps_line(node.data)
-        if self._on_disk:
-            self._prepare_existing()
-            prefix = b"\n" if self._tail.kind == "no_newline" else b""
-            writer = self._ensure_writer()
-            start = writer.append(prefix + line)
-            if prefix:
-                self._tail = TailState()
-            node.offset = start + len(prefix)
-            node.length = len(line) - 1
-            self._reopen_leaf_id = node.parent_id if node.hidden else node.id
-            return
-        pending = [*self._pending, node]
-        if not any(n.type == "message" and n.role in CONVERSATION_ROLES for n in pending):
-            self._pending.append(node)
-            return
-        self._materialize(pending)
-        self._pending = []
-
-    def _materialize(self, pending: list[Node]) -> None:
-        """First write of a new session: header + buffered entries in one exclusive create."""
-        assert self.path is not None
-        header_line = codec.dumps_line(self.header)
-        parts = [header_line]
-        offsets: list[tuple[Node, int, int]] = []
-        pos = len(header_line)
-        for n in pending:
-            line = codec.dumps_line(n.data)
-            offsets.append((n, pos, len(line) - 1))
-            parts.append(line)
-            pos += len(line)
-        data = b"".join(parts)
-        if self._empty_file:
-            # The path exists as a 0-byte file (pi writes there too): append into it.
-            self._take_lock()
-            writer = self._ensure_writer()
-            base = writer.append(data)
-        else:
-            create_exclusive(self.path, data)
-            base = 0
-            self._take_lock()
-        for n, offset, length in offsets:
-            n.offset = base + offset
-            n.length = length
-        self._on_disk = True
-        self._empty_file = False
-        self._prepared = True
-        last = pending[-1]
-        self._reopen_leaf_id = last.parent_id if last.hidden else last.id
-
-    def _prepare_existing(self) -> None:
-        """Before the first append to a loaded file: migrate (rewrite) or set aside a torn tail."""
-        if self._prepared:
-            return
-        assert self.path is not None
-        if self._tail.kind == "torn":
-            side = set_aside_torn_tail(self.path, self._tail.offset)
-            self.warnings.append(LoadWarning(None, f"torn last line moved to {side.name}"))
-            self._tail = TailState()
-        if self._needs_rewrite:
-            parts = [codec.dumps_line(self.header)]
-            pos = len(parts[0])
-            placed: list[tuple[Node, int, int]] = []
-            for n in self._nodes:
-                line = codec.dumps_line(self.data(n))
-                placed.append((n, pos, len(line) - 1))
-                parts.append(line)
-                pos += len(line)
-            rewrite_atomically(self.path, b"".join(parts))
-            for n, offset, length in placed:
-                n.offset, n.length = offset, length
-            self._close_read_fd()
-            if self._writer is not None:
-                self._writer.close()
-                self._writer = None
-            self._needs_rewrite = False
-            self._tail = TailState()
-        self._prepared = True
-
-    def _ensure_writer(self) -> AppendWriter:
-        if self._writer is None:
-            assert self.path is not None
-            self._writer = AppendWriter(self.path)
-        return self._writer
-
-    def _take_lock(self) -> None:
-        if self._lock is not None or self.path is None:
-            return
-        lock, holder = SessionLock.try_acquire(self.path)
-        if lock is not None:
-            self._lock = lock
-        elif holder is not None:
-            self.read_only = True
-            self.read_only_reason = (
-                f"This session is open in another pitui ({holder}); it is shown read-only. "
-                "Fork or clone it to continue here."
-            )
-
-    def _close_read_fd(self) -> None:
-        if self._read_fd is not None:
-            os.close(self._read_fd)
-            self._read_fd = None
-
     # ------------------------------------------------------------------ closing
 
     def close(self) -> None:
@@ -808,9 +503,8 @@ class SessionStore:
         try:
             if (
                 not self.read_only
-                and self._on_disk
-                and self.path is not None
-                and self.leaf_id != self._reopen_leaf_id
+                and self._disk.on_disk
+                and self.leaf_id != self._disk.reopen_leaf_id
             ):
                 leaf = self.leaf
                 entry = self._base("custom")
@@ -818,13 +512,7 @@ class SessionStore:
                 self._append(entry)
                 self.leaf = leaf
         finally:
-            if self._writer is not None:
-                self._writer.close()
-                self._writer = None
-            self._close_read_fd()
-            if self._lock is not None:
-                self._lock.release()
-                self._lock = None
+            self._disk.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -849,37 +537,3 @@ class SessionStore:
                 if text:
                     out.append((node.id, text))
         return out
-
-
-def message_text(message: Any, joiner: str = "") -> str:
-    """Text of a message's content: a string, or its text blocks joined."""
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return joiner.join(
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
-
-
-def _new_header(cwd: str, parent_session: str | None, session_id: str | None = None) -> dict[str, Any]:
-    if session_id is not None and not is_valid_session_id(session_id):
-        raise SessionError(f"Invalid session id {session_id!r}.")
-    header: dict[str, Any] = {
-        "type": "session",
-        "version": 3,
-        "id": session_id or new_session_id(),
-        "timestamp": now_iso(),
-        "cwd": cwd,
-    }
-    if parent_session:
-        header["parentSession"] = parent_session
-    return header
-
-
-__all__ = ["SessionFileError", "SessionStore", "message_text", "session_file_name"]

@@ -12,7 +12,9 @@ def _content_texts(content: Any) -> list[str]:
         return [
             b["text"]
             for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            if isinstance(b, dict)
+            and b.get("type") == "text"
+            and isinstance(b.get("text"), str)
             and b["text"]
         ]
     return []

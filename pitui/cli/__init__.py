@@ -1,0 +1,53 @@
+"""Command line: ``pitui`` and its headless subcommands (context, tree, sessions)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from pitui import __version__
+from pitui.cli.errors import CliError
+from pitui.session.errors import SessionError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pitui.cli import inspect_cmds
+
+    parser = argparse.ArgumentParser(
+        prog="pitui",
+        description="A terminal coding agent whose conversations are trees (pi session format v3).",
+    )
+    parser.add_argument("--version", action="version", version=f"pitui {__version__}")
+    parser.add_argument(
+        "--session-dir",
+        metavar="D",
+        help="folder that directly holds the session files (overrides PITUI_SESSION_DIR and "
+        "the sessionDir setting)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    inspect_cmds.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        code: int = args.handler(args)
+        return code
+    except (CliError, SessionError) as exc:
+        print(f"pitui: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -1,0 +1,7 @@
+"""Errors a CLI command reports as one line on stderr with exit code 2."""
+
+from __future__ import annotations
+
+
+class CliError(Exception):
+    """Bad usage: unknown id, ambiguous prefix, unreadable input."""

@@ -1,0 +1,250 @@
+"""Headless inspection: ``pitui context``, ``pitui tree``, ``pitui sessions``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pitui.cli.errors import CliError
+from pitui.session import SessionStore
+from pitui.session.codec import dumps_pretty
+from pitui.session.oneline import entry_text
+from pitui.session.projection import Projection
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("context", help="print what the model sees at a leaf (the projection)")
+    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project at")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_context)
+
+    p = sub.add_parser("tree", help="print the session tree with the active path marked")
+    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--filter",
+        default="default",
+        choices=["default", "no-tools", "user-only", "labeled-only", "all"],
+        help="which entries to show (as pi's /tree filters; default hides bookkeeping)",
+    )
+    p.set_defaults(handler=cmd_tree)
+
+    p = sub.add_parser("sessions", help="list sessions of this directory (newest first)")
+    p.add_argument("--all", action="store_true", help="every session, not only this directory's")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(handler=cmd_sessions)
+
+
+def open_for_reading(file: str) -> SessionStore:
+    """Open a session read-only and print its load warnings on stderr."""
+    store = SessionStore.open(file, read_only=True)
+    for warning in store.warnings:
+        print(f"pitui: warning: {file}: {warning}", file=sys.stderr)
+    return store
+
+
+def resolve_entry_id(store: SessionStore, value: str) -> str:
+    """An exact entry id, or a unique prefix of one."""
+    if value in store:
+        return value
+    matches = [n.id for n in store.nodes() if n.id.startswith(value)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise CliError(f"Entry {value} not found in {store.path}.")
+    shown = ", ".join(matches[:10]) + (" …" if len(matches) > 10 else "")
+    raise CliError(f"Entry id prefix {value} is ambiguous: {shown}.")
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    if not text.endswith("\n"):
+        sys.stdout.write("\n")
+
+
+def projection_json(store: SessionStore, projection: Projection) -> dict[str, Any]:
+    return {
+        "leafId": projection.leaf_id,
+        "model": projection.model,
+        "thinkingLevel": projection.thinking_level,
+        "messages": projection.messages,
+        "sourceEntryIds": projection.source_entry_ids,
+        "pathIds": [n.id for n in store.path_to(projection.leaf_id)],
+        "systemPromptText": projection.system_prompt_text,
+        "currentToolNames": projection.tool_names,
+        "contextEntryIds": projection.context_entry_ids,
+        "currentSystemMessage": projection.system_message,
+        "sessionName": store.session_name,
+    }
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    store = open_for_reading(args.file)
+    try:
+        leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
+        projection = store.project(leaf)
+        if args.json:
+            _write(dumps_pretty(projection_json(store, projection)))
+        else:
+            _write(render_context(store, projection))
+    finally:
+        store.close()
+    return 0
+
+
+def _short(text: str, width: int = 72) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def message_preview(message: dict[str, Any]) -> str:
+    from pitui.session.store import message_text
+
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        return _short(str(message.get("summary") or ""))
+    if role == "bashExecution":
+        return _short(f"$ {message.get('command', '')}")
+    if role == "system":
+        names = list((message.get("sections") or {}).keys())
+        tools = [t.get("name") for t in message.get("toolsAdded") or [] if isinstance(t, dict)]
+        parts = []
+        if names:
+            parts.append("sections: " + ", ".join(names))
+        if tools:
+            parts.append("tools: " + ", ".join(str(t) for t in tools))
+        return _short("; ".join(parts) or "(empty)")
+    text = message_text(message, " ")
+    if not text and role == "assistant":
+        calls = [
+            f"{b.get('name')}(…)"
+            for b in message.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
+        text = " ".join(calls) or f"({message.get('stopReason', 'no content')})"
+    return _short(text)
+
+
+def render_context(store: SessionStore, projection: Projection) -> str:
+    from pitui.compaction.tokens import estimate_tokens
+
+    model = projection.model
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "(none)"
+    lines = [
+        f"session {store.session_id}  leaf {projection.leaf_id or '(none)'}",
+        f"model {model_text}  thinking {projection.thinking_level}",
+    ]
+    system = projection.system_message
+    if system is not None:
+        sections = list((system.get("sections") or {}).keys())
+        lines.append(
+            f"system prompt: {len(sections)} sections ({', '.join(sections) or 'none'}), "
+            f"tools: {', '.join(projection.tool_names) or 'none'}, "
+            f"~{estimate_tokens(system):,} tokens"
+        )
+    lines.append("")
+    lines.append(f"{'#':>4}  {'entry':<8}  {'role':<17} {'tokens':>7}  text")
+    total = 0
+    for i, (message, source) in enumerate(
+        zip(projection.messages, projection.source_entry_ids, strict=True), start=1
+    ):
+        tokens = estimate_tokens(message)
+        total += tokens
+        edited = "*" if source in projection.edits else " "
+        lines.append(
+            f"{i:>4}  {source:<8}{edited} {message.get('role')!s:<17} {tokens:>7,}  "
+            f"{message_preview(message)}"
+        )
+    lines.append("")
+    lines.append(f"{len(projection.messages)} messages, ~{total:,} tokens (chars/4 estimate)")
+    if projection.edits:
+        lines.append("* content replaced by a context edit")
+    return "\n".join(lines)
+
+
+def tree_json(store: SessionStore) -> dict[str, Any]:
+    return {
+        "leafId": store.leaf_id,
+        "children": store.tree(),
+        "labels": store.labels,
+        "sessionName": store.session_name,
+    }
+
+
+def render_tree(store: SessionStore, mode: str) -> str:
+    from pitui.session.flatten import flatten
+
+    rows = flatten(store, mode)
+    if not rows:
+        return "(no entries)"
+    calls: dict[str, dict[str, Any]] = {}
+
+    def find_call(call_id: str) -> dict[str, Any] | None:
+        return calls.get(call_id)
+
+    out: list[str] = []
+    leaf_id = store.leaf_id
+    for row in rows:
+        entry = store.data(row.node)
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            for block in message.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    calls[str(block.get("id"))] = block
+        label = store.label_of(row.node.id)
+        text = entry_text(entry, find_call)
+        marker = "• " if row.on_path else ""
+        labelled = f"[{label}] " if label else ""
+        suffix = "  ← leaf" if row.node.id == leaf_id else ""
+        out.append(f"{row.node.id}  {row.gutter}{row.connector}{marker}{labelled}{text}{suffix}")
+    return "\n".join(out)
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    store = open_for_reading(args.file)
+    try:
+        if args.json:
+            _write(dumps_pretty(tree_json(store)))
+        else:
+            _write(render_tree(store, args.filter))
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from pitui.config import load_settings, resolve_session_folder, sessions_root
+    from pitui.session.codec import dumps_line
+    from pitui.session.listing import list_sessions
+
+    cwd = os.getcwd()
+    settings = load_settings(cwd)
+    folder, explicit = resolve_session_folder(cwd, args.session_dir, settings.get("sessionDir"))
+    if args.all and not explicit:
+        root = sessions_root()
+        folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
+        infos = list_sessions(folders)
+    elif args.all:
+        infos = list_sessions([folder])
+    else:
+        infos = list_sessions([folder], cwd=cwd)
+    if args.json:
+        for info in infos:
+            sys.stdout.buffer.write(dumps_line(info.to_json()))
+        sys.stdout.flush()
+        return 0
+    if not infos:
+        print(f"No sessions for {cwd} in {folder}.")
+        return 0
+    for info in infos:
+        title = info.name or _short(info.firstMessage, 60)
+        print(
+            f"{info.modified[:16].replace('T', ' ')}  {info.id[:8]}  {info.messageCount:>5} msgs  "
+            f"{title}"
+        )
+        print(f"{'':16}  {Path(info.path)}")
+    return 0

@@ -1,0 +1,1 @@
+"""Compaction planning: token estimates, cut points, serialization (pure; no LLM calls)."""
