@@ -97,6 +97,7 @@ def create_branched_session(
         create_exclusive(new_path, b"".join(lines))
         return SessionStore.open(new_path, folder=target_folder)
     new = SessionStore(header, path=new_path, folder=target_folder)
+    new._disk.preencoded = {str(e["id"]): line for e, line in zip(entries, lines[1:], strict=True)}
     for entry in entries:
         new._append(entry)
     return new

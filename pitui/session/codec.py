@@ -17,9 +17,25 @@ def dumps_line(obj: Any) -> bytes:
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
-    """Parse one JSON value; raises ``ValueError`` (orjson.JSONDecodeError) on bad input."""
-    return orjson.loads(data)
+    """Parse one JSON value as JavaScript's ``JSON.parse`` would; ``ValueError`` on bad input.
+
+    The fast path is orjson. It refuses two things pi's files can hold: lone surrogate escapes
+    (``"\\ud83d"``, which ``JSON.stringify`` writes) and invalid UTF-8 (Node reads it as
+    U+FFFD). Both are accepted by the slower fallback.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8", errors="replace")
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
 
 
 def dumps_pretty(obj: Any) -> str:

@@ -40,6 +40,8 @@ class SessionDisk:
         self._writer: AppendWriter | None = None
         self._lock: SessionLock | None = None
         self._read_fd: int | None = None
+        self.preencoded: dict[str, bytes] = {}
+        """Exact lines to write for buffered entries (copies keep their source bytes)."""
         self.reopen_leaf_id: str | None = None
         """The leaf the file would reopen on (its last entry, or a trailing marker's parent)."""
 
@@ -103,7 +105,7 @@ class SessionDisk:
         placed: list[tuple[Node, int, int]] = []
         pos = len(parts[0])
         for n in pending:
-            line = codec.dumps_line(n.data)
+            line = self.preencoded.pop(n.id, None) or codec.dumps_line(n.data)
             placed.append((n, pos, len(line) - 1))
             parts.append(line)
             pos += len(line)

@@ -69,6 +69,7 @@ class LoadResult:
     migrated: bool = False
     file_size: int = 0
     header_line: int = 0
+    header_raw: bytes = b""
 
 
 def _refuse(path: Path, message: str, kind: str) -> SessionFileError:
@@ -148,6 +149,7 @@ class _Reader:
                 )
             result.header = obj
             result.header_line = line_no
+            result.header_raw = raw
             if header_version(obj) < CURRENT_VERSION:
                 self.legacy = []
             return
@@ -167,32 +169,30 @@ class _Reader:
                 return
             self.legacy.append((line_no, offset, len(raw), obj))
             return
+        data: dict[str, Any] | None = None
         try:
             sk = _skeleton_decoder.decode(raw)
             entry_type, entry_id, parent_id, timestamp = sk.type, sk.id, sk.parentId, sk.timestamp
             role = sk.message.role if sk.message is not None else None
-            data: dict[str, Any] | None = None
-        except msgspec.ValidationError:
-            # Valid JSON of an unexpected shape: fall back to a full parse.
-            obj = codec.loads(raw)
-            if not isinstance(obj, dict):
-                self.warn(line_no, "valid JSON but not a session entry, skipped")
+            if not raw.isascii():
+                # msgspec does not check UTF-8 inside the fields it skips: parse it all now.
+                data = self._parse(line_no, offset, raw, is_last_unterminated)
+                if data is None:
+                    return
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            # An unexpected shape, or JSON only JavaScript accepts (lone surrogates): parse fully.
+            data = self._parse(line_no, offset, raw, is_last_unterminated)
+            if data is None:
                 return
-            data = obj
-            entry_type, entry_id = obj.get("type"), obj.get("id")
-            parent_id, timestamp = obj.get("parentId"), obj.get("timestamp")
-            message = obj.get("message")
+            entry_type, entry_id = data.get("type"), data.get("id")
+            parent_id, timestamp = data.get("parentId"), data.get("timestamp")
+            message = data.get("message")
             role = message.get("role") if isinstance(message, dict) else None
-        except msgspec.DecodeError:
-            if is_last_unterminated:
-                result.tail = TailState("torn", offset)
-            self.warn(line_no, "not valid JSON, skipped")
+        if entry_type == "session":
+            self.warn(line_no, "a second session header, ignored")
             return
         if not isinstance(entry_type, str) or not isinstance(entry_id, str):
-            if entry_type == "session":
-                self.warn(line_no, "a second session header, ignored")
-            else:
-                self.warn(line_no, "valid JSON but not a session entry (no type or id), skipped")
+            self.warn(line_no, "valid JSON but not a session entry (no type or id), skipped")
             return
         if parent_id is not None and not isinstance(parent_id, str):
             self.warn(line_no, f"entry {entry_id} has a parentId that is not a string; made a root")
@@ -215,6 +215,22 @@ class _Reader:
         node.seq = self.seq
         self.seq += 1
         result.nodes.append(node)
+
+    def _parse(
+        self, line_no: int, offset: int, raw: bytes, is_last_unterminated: bool
+    ) -> dict[str, Any] | None:
+        """Full parse of one line; None (with a warning) when it is not a JSON object."""
+        try:
+            obj = codec.loads(raw)
+        except ValueError:
+            if is_last_unterminated:
+                self.result.tail = TailState("torn", offset)
+            self.warn(line_no, "not valid JSON, skipped")
+            return None
+        if not isinstance(obj, dict):
+            self.warn(line_no, "valid JSON but not a session entry, skipped")
+            return None
+        return obj
 
     def finish_legacy(self) -> None:
         assert self.result.header is not None and self.legacy is not None

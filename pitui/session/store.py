@@ -59,6 +59,7 @@ class SessionStore(EntryAppends):
         read_only: bool = False,
     ) -> None:
         self.header = header
+        self._header_raw = load.header_raw if load is not None else b""
         self.path = path
         self.folder = folder if folder is not None else (path.parent if path else None)
         self.read_only = read_only
@@ -81,7 +82,12 @@ class SessionStore(EntryAppends):
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, read_only: bool = False, folder: Path | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        folder: Path | None = None,
+        cwd: str | None = None,
     ) -> SessionStore:
         """Open an existing session file. Never writes to it.
 
@@ -94,7 +100,9 @@ class SessionStore(EntryAppends):
         header = load.header
         if header is None:
             # An empty (0-byte) file: a new session that will be written to this path.
-            store = cls(new_header(os.getcwd(), None), path=file_path, folder=folder, load=load)
+            store = cls(
+                new_header(cwd or os.getcwd(), None), path=file_path, folder=folder, load=load
+            )
         else:
             store = cls(header, path=file_path, folder=folder, load=load)
         store.read_only = read_only
@@ -119,7 +127,7 @@ class SessionStore(EntryAppends):
         file_path = Path(path)
         if not file_path.exists() and not file_path.is_symlink():
             return cls.create_at(file_path, cwd)
-        return cls.open(file_path, folder=folder)
+        return cls.open(file_path, folder=folder, cwd=cwd)
 
     @classmethod
     def create(
@@ -485,7 +493,7 @@ class SessionStore(EntryAppends):
             return
         label = data.get("label")
         if isinstance(label, str) and label:
-            self._labels.pop(target, None)
+            # A relabelled entry keeps its position (pi's Map.set); a cleared one leaves.
             self._labels[target] = label
             self._label_times[target] = data.get("timestamp")
         else:
@@ -524,7 +532,10 @@ class SessionStore(EntryAppends):
 
     def save_copy(self, dest: str | os.PathLike[str]) -> None:
         """Write header + every entry to ``dest``; stored lines are copied byte for byte."""
-        parts = [codec.dumps_line(self.header)]
+        if self._header_raw and not self._disk.needs_rewrite:
+            parts = [self._header_raw.removesuffix(b"\r") + b"\n"]
+        else:
+            parts = [codec.dumps_line(self.header)]
         parts.extend(self.raw_line(n) + b"\n" for n in self._nodes)
         create_exclusive(Path(dest), b"".join(parts))
 

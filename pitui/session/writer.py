@@ -34,8 +34,17 @@ def write_error(path: Path, exc: OSError) -> SessionWriteError:
 
 
 def ensure_folder(folder: Path) -> None:
-    if not folder.is_dir():
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``folder`` and any missing parents, each with mode 0700."""
+    missing: list[Path] = []
+    current = folder
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -139,17 +148,27 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def set_aside_torn_tail(path: Path, offset: int) -> Path:
-    """Move the bytes from ``offset`` to the end into ``<path>.torn-<timestamp>``; truncate."""
-    side = path.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}")
+    """Move the bytes from ``offset`` to the end into ``<path>.torn-<timestamp>``; truncate.
+
+    The side file is complete and synced before the session file is truncated; if anything
+    fails, no partial side file is left and the session file is untouched.
+    """
     try:
         with open(path, "rb") as f:
             f.seek(offset)
             torn = f.read()
-        n = 0
-        while side.exists():
-            n += 1
-            side = side.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}-{n}")
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    side = path.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}")
+    n = 0
+    while side.exists():
+        n += 1
+        side = path.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}-{n}")
+    try:
         fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise write_error(side, exc) from None
+    try:
         try:
             _write_all(fd, torn)
             os.fsync(fd)
@@ -157,5 +176,7 @@ def set_aside_torn_tail(path: Path, offset: int) -> Path:
             os.close(fd)
         os.truncate(path, offset)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(side)
         raise write_error(path, exc) from None
     return side

@@ -1,0 +1,71 @@
+"""Shared fixtures for the test suite (plain pytest, no Textual)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pitui.session import SessionStore
+
+# tests/conftest.py -> the repo (parents[1]) -> its parent, which holds shared/fixtures.
+FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+
+WriteSession = Callable[..., Path]
+OpenSession = Callable[..., SessionStore]
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """The real pi session files shared by the project (``/work/shared/fixtures``)."""
+    if not FIXTURES_DIR.is_dir():
+        pytest.skip(f"shared session fixtures not found at {FIXTURES_DIR}")
+    return FIXTURES_DIR
+
+
+@pytest.fixture
+def write_session(tmp_path: Path) -> WriteSession:
+    """Write a session file by hand: ``write_session(entries, header=None, name=...)``.
+
+    Entries are written one compact JSON object per line, exactly as given, after a v3 header
+    (or the given header; ``header=False`` writes no header line).
+    """
+
+    def write(
+        entries: list[dict[str, Any]],
+        header: dict[str, Any] | bool | None = None,
+        name: str = "session.jsonl",
+    ) -> Path:
+        if header is None:
+            header = {
+                "type": "session",
+                "version": 3,
+                "id": "test-session",
+                "timestamp": "2025-01-01T00:00:00.000Z",
+                "cwd": "/work/project",
+            }
+        lines = [] if header is False else [json.dumps(header, separators=(",", ":"))]
+        lines.extend(json.dumps(e, separators=(",", ":")) for e in entries)
+        path = tmp_path / name
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def open_session() -> Iterator[OpenSession]:
+    """Open stores that are closed again when the test ends."""
+    opened: list[SessionStore] = []
+
+    def open_(path: Path, **kwargs: Any) -> SessionStore:
+        store = SessionStore.open(path, **kwargs)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in reversed(opened):
+        store.close()
