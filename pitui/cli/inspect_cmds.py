@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     p.add_argument("file", help="session file (.jsonl)")
     p.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project at")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(handler=cmd_context)
+    p.set_defaults(handler=cmd_context, fast_exit=True)
 
     p = sub.add_parser("tree", help="print the session tree with the active path marked")
     p.add_argument("file", help="session file (.jsonl)")
@@ -31,12 +31,12 @@ def register(sub: Any) -> None:
         choices=["default", "no-tools", "user-only", "labeled-only", "all"],
         help="which entries to show (as pi's /tree filters; default hides bookkeeping)",
     )
-    p.set_defaults(handler=cmd_tree)
+    p.set_defaults(handler=cmd_tree, fast_exit=True)
 
     p = sub.add_parser("sessions", help="list sessions of this directory (newest first)")
     p.add_argument("--all", action="store_true", help="every session, not only this directory's")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.set_defaults(handler=cmd_sessions)
+    p.set_defaults(handler=cmd_sessions, fast_exit=True)
 
 
 def open_for_reading(file: str) -> SessionStore:

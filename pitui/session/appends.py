@@ -7,7 +7,7 @@ from typing import Any
 
 from pitui.session.errors import SessionError
 from pitui.session.ids import new_entry_id, now_iso, now_ms
-from pitui.session.node import Node
+from pitui.session.node import Node, depth_of
 from pitui.session.projection import Projection
 from pitui.session.system_prompt import replay_system_messages
 
@@ -37,9 +37,14 @@ class EntryAppends:
     @staticmethod
     def is_on_path(node: Node, leaf: Node | None) -> bool:
         """True when ``node`` is ``leaf`` or one of its ancestors."""
-        cur = leaf
-        while cur is not None and cur.depth > node.depth:
+        if leaf is None:
+            return False
+        target = depth_of(node)
+        cur: Node | None = leaf
+        depth = depth_of(leaf)
+        while cur is not None and depth > target:
             cur = cur.parent
+            depth -= 1
         return cur is node
 
     def _base(self, entry_type: str) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def visible_children(
         if shown(node):
             out.setdefault(anchor, []).append(node)
             anchor = node.id
-        kids = ordered(store.tree_children(node.id)) if node.children else []
+        kids = ordered(store.tree_children(node.id))
         stack.extend((k, anchor) for k in reversed(kids))
     return out
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import errno
 import gc
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import accumulate, count, repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +21,17 @@ import msgspec
 from pitui.session import codec
 from pitui.session.errors import SessionFileError
 from pitui.session.migrate import CURRENT_VERSION, header_version, migrate_entries
-from pitui.session.node import LEAF_MARKER_TYPE, Node
+from pitui.session.node import LEAF_MARKER_TYPE, Node, make_node
 
 CHUNK_SIZE = 8 * 1024 * 1024
 BOM = b"\xef\xbb\xbf"
 # Entry types whose full object the store needs at load time (labels, names, leaf markers).
 EAGER_TYPES = frozenset({"label", "session_info", "custom"})
+_SPECIAL_TYPES = EAGER_TYPES | {"session"}
+_type_of = attrgetter("type")
 
 
-class _MessageSkeleton(msgspec.Struct, gc=False):
-    role: Any = None
-
-
-class _Skeleton(msgspec.Struct, gc=False):
-    type: Any = None
-    id: Any = None
-    parentId: Any = None
-    timestamp: Any = None
-    message: _MessageSkeleton | None = None
-
-
-_skeleton_decoder = msgspec.json.Decoder(_Skeleton)
+_node_decoder = msgspec.json.Decoder(Node)
 
 
 @dataclass(frozen=True)
@@ -70,6 +63,8 @@ class LoadResult:
     file_size: int = 0
     header_line: int = 0
     header_raw: bytes = b""
+    eager: list[Node] = field(default_factory=list)
+    """Label, session_info and custom nodes (parsed in full at load)."""
 
 
 def _refuse(path: Path, message: str, kind: str) -> SessionFileError:
@@ -119,7 +114,11 @@ class _Reader:
         self.path = path
         self.result = LoadResult(header=None)
         self.legacy: list[tuple[int, int, int, dict[str, Any]]] | None = None
-        self.seq = 0
+
+    @property
+    def ready(self) -> bool:
+        """True once the header is read and the file is v3 (the fast path applies)."""
+        return self.result.header is not None and self.legacy is None
 
     def warn(self, line: int | None, message: str) -> None:
         self.result.warnings.append(LoadWarning(line, message))
@@ -169,52 +168,97 @@ class _Reader:
                 return
             self.legacy.append((line_no, offset, len(raw), obj))
             return
-        data: dict[str, Any] | None = None
         try:
-            sk = _skeleton_decoder.decode(raw)
-            entry_type, entry_id, parent_id, timestamp = sk.type, sk.id, sk.parentId, sk.timestamp
-            role = sk.message.role if sk.message is not None else None
+            node = _node_decoder.decode(raw)
             if not raw.isascii():
-                # msgspec does not check UTF-8 inside the fields it skips: parse it all now.
-                data = self._parse(line_no, offset, raw, is_last_unterminated)
-                if data is None:
-                    return
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            # An unexpected shape, or JSON only JavaScript accepts (lone surrogates): parse fully.
-            data = self._parse(line_no, offset, raw, is_last_unterminated)
-            if data is None:
-                return
-            entry_type, entry_id = data.get("type"), data.get("id")
-            parent_id, timestamp = data.get("parentId"), data.get("timestamp")
-            message = data.get("message")
-            role = message.get("role") if isinstance(message, dict) else None
+                raw.decode("utf-8")
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            self.slow_entry(line_no, offset, raw, is_last_unterminated)
+            return
+        node.line, node.offset, node.length = line_no, offset, len(raw)
+        if node.type in _SPECIAL_TYPES and not self._eager(node, raw):
+            return
+        result.nodes.append(node)
+
+    def fast_chunk(self, lines: list[bytes], first_line: int, first_offset: int) -> int | None:
+        """Decode a chunk of well-formed v3 lines in one go; returns the offset after it, or
+        None (nothing changed) if any line needs care.
+
+        Invalid UTF-8 inside skipped fields is not checked here: the full parse later reads it
+        the way Node.js does (U+FFFD), see ``codec.loads``.
+
+        Everything per line happens in C (map, accumulate, setattr): this is the hot loop of
+        opening a large session.
+        """
+        try:
+            nodes = list(map(_node_decoder.decode, lines))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        lengths = list(map(len, lines))
+        offsets = list(accumulate(map((1).__add__, lengths), initial=first_offset))
+        deque(map(setattr, nodes, repeat("length"), lengths), maxlen=0)
+        deque(map(setattr, nodes, repeat("offset"), offsets), maxlen=0)
+        deque(map(setattr, nodes, repeat("line"), count(first_line)), maxlen=0)
+        types = list(map(_type_of, nodes))
+        present = _SPECIAL_TYPES.intersection(types)
+        if present:
+            special: list[int] = []
+            for kind in present:
+                i = -1
+                for _ in range(types.count(kind)):
+                    i = types.index(kind, i + 1)
+                    special.append(i)
+            dropped = {i for i in sorted(special) if not self._eager(nodes[i], lines[i])}
+            if dropped:
+                nodes = [n for i, n in enumerate(nodes) if i not in dropped]
+        self.result.nodes.extend(nodes)
+        return offsets[-1]
+
+    def _eager(self, node: Node, raw: bytes) -> bool:
+        """Full parse for labels, names and custom entries; False for a stray header."""
+        if node.type == "session":
+            self.warn(node.line, "a second session header, ignored")
+            return False
+        node.data = codec.loads(raw)
+        self.result.eager.append(node)
+        if node.type == "custom" and node.data.get("customType") == LEAF_MARKER_TYPE:
+            node.hidden = True
+        return True
+
+    def slow_entry(self, line_no: int, offset: int, raw: bytes, is_last_unterminated: bool) -> None:
+        """One v3 line that the fast path refused: parse it in full and say what is wrong."""
+        data = self._parse(line_no, offset, raw, is_last_unterminated)
+        if data is None:
+            return
+        entry_type, entry_id = data.get("type"), data.get("id")
         if entry_type == "session":
             self.warn(line_no, "a second session header, ignored")
             return
         if not isinstance(entry_type, str) or not isinstance(entry_id, str):
             self.warn(line_no, "valid JSON but not a session entry (no type or id), skipped")
             return
+        parent_id = data.get("parentId")
         if parent_id is not None and not isinstance(parent_id, str):
             self.warn(line_no, f"entry {entry_id} has a parentId that is not a string; made a root")
             parent_id = None
-        if not isinstance(role, str):
-            role = None
-        node = Node(
-            entry_id, parent_id, entry_type, role, timestamp, line_no, offset, len(raw), data
+        message = data.get("message")
+        role = message.get("role") if isinstance(message, dict) else None
+        node = make_node(
+            entry_id,
+            parent_id,
+            entry_type,
+            role if isinstance(role, str) else None,
+            data.get("timestamp"),
+            line=line_no,
+            offset=offset,
+            length=len(raw),
+            data=data,
         )
-        if entry_type in EAGER_TYPES and data is None:
-            node.data = codec.loads(raw)
-            if entry_type == "custom" and node.data.get("customType") == LEAF_MARKER_TYPE:
-                node.hidden = True
-        elif (
-            entry_type == "custom"
-            and data is not None
-            and data.get("customType") == LEAF_MARKER_TYPE
-        ):
+        if entry_type == "custom" and data.get("customType") == LEAF_MARKER_TYPE:
             node.hidden = True
-        node.seq = self.seq
-        self.seq += 1
-        result.nodes.append(node)
+        if entry_type in EAGER_TYPES:
+            self.result.eager.append(node)
+        self.result.nodes.append(node)
 
     def _parse(
         self, line_no: int, offset: int, raw: bytes, is_last_unterminated: bool
@@ -240,21 +284,19 @@ class _Reader:
             message = obj.get("message")
             role = message.get("role") if isinstance(message, dict) else None
             parent = obj.get("parentId")
-            node = Node(
+            node = make_node(
                 obj["id"],
                 parent if isinstance(parent, str) else None,
                 obj["type"],
                 role if isinstance(role, str) else None,
                 obj.get("timestamp"),
-                line_no,
-                offset,
-                length,
-                obj,
+                line=line_no,
+                offset=offset,
+                length=length,
+                data=obj,
             )
             if node.type == "custom" and obj.get("customType") == LEAF_MARKER_TYPE:
                 node.hidden = True
-            node.seq = self.seq
-            self.seq += 1
             self.result.nodes.append(node)
 
 
@@ -275,14 +317,27 @@ def _read(f: Any, path: Path) -> LoadResult:
             if chunk.startswith(BOM):
                 chunk = chunk[len(BOM) :]
                 carry_offset = len(BOM)
-        data = carry + chunk if carry else chunk
-        lines = data.split(b"\n")
+        lines = chunk.split(b"\n")
+        if carry:
+            lines[0] = carry + lines[0]
         carry = lines.pop()
         offset = carry_offset
-        for raw in lines:
+        start = 0
+        while start < len(lines) and not reader.ready:
             line_no += 1
-            reader.feed(line_no, offset, raw, False)
-            offset += len(raw) + 1
+            reader.feed(line_no, offset, lines[start], False)
+            offset += len(lines[start]) + 1
+            start += 1
+        rest = lines[start:] if start else lines
+        end = reader.fast_chunk(rest, line_no + 1, offset) if rest and reader.ready else None
+        if end is not None:
+            line_no += len(rest)
+            offset = end
+        else:
+            for raw in rest:
+                line_no += 1
+                reader.feed(line_no, offset, raw, False)
+                offset += len(raw) + 1
         carry_offset = offset
     result = reader.result
     result.file_size = total

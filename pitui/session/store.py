@@ -7,9 +7,13 @@ second: if the write fails the store is unchanged and the caller gets ``SessionW
 
 from __future__ import annotations
 
+import gc
 import os
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from itertools import compress
+from operator import attrgetter, not_
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +24,14 @@ from pitui.session.entries import message_text, new_header, session_file_name
 from pitui.session.errors import EntryNotFoundError, ReadOnlySessionError
 from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
 from pitui.session.ids import iso_to_ms
-from pitui.session.index import link_nodes
+from pitui.session.index import build_children, link_nodes
 from pitui.session.loader import LoadResult, LoadWarning, load_session_file
-from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node
+from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
 from pitui.session.projection import Projection, build_projection, entry_messages, model_from_entry
 from pitui.session.writer import create_exclusive
 
 _PROJECTION_CACHE_SIZE = 16
+_parent_of = attrgetter("parent")
 
 
 def _is_compaction(node: Node) -> bool:
@@ -75,8 +80,12 @@ class SessionStore(EntryAppends):
         self._projections: OrderedDict[str | None, Projection] = OrderedDict()
         self._disk = SessionDisk(path, load)
         self.leaf: Node | None = None
+        self._children_built = False
         if load is not None:
             self._index(load)
+        # Nodes are not tracked by the garbage collector: break their links when we go.
+        # (Not at interpreter exit: the process is going away and the loop would only cost time.)
+        weakref.finalize(self, release, self._nodes).atexit = False
 
     # ------------------------------------------------------------------ construction
 
@@ -96,6 +105,20 @@ class SessionStore(EntryAppends):
         ``read_only_reason``.
         """
         file_path = Path(path)
+        # No garbage collection while 200k skeletons are created and linked: nothing here is
+        # cyclic garbage, and collections would scan every new object repeatedly.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._open(file_path, read_only, folder, cwd)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    @classmethod
+    def _open(
+        cls, file_path: Path, read_only: bool, folder: Path | None, cwd: str | None
+    ) -> SessionStore:
         load = load_session_file(file_path)
         header = load.header
         if header is None:
@@ -157,9 +180,12 @@ class SessionStore(EntryAppends):
         by_id, nodes = link_nodes(load.nodes, self.warnings)
         self._by_id = by_id
         self._nodes = nodes
-        for node in nodes:
-            if node.parent is None:
-                self._roots.append(node)
+        self._roots = list(compress(nodes, map(not_, map(_parent_of, nodes))))
+        # Labels and names replay in file order (the loader parsed those lines already).
+        eager = load.eager if not load.migrated else nodes
+        for node in eager:
+            if by_id.get(node.id) is not node:
+                continue  # a duplicate id: the later line won
             if node.type == "label":
                 self._apply_label(node)
             elif node.type == "session_info":
@@ -262,7 +288,9 @@ class SessionStore(EntryAppends):
         """Children in file order (``None`` for the roots)."""
         if entry_id is None:
             return self.roots()
-        return self._lift_hidden(self.node(entry_id).children or [])
+        node = self.node(entry_id)
+        self._ensure_children()
+        return self._lift_hidden(node.children or [])
 
     def tree_children(self, entry_id: str | None) -> list[Node]:
         """Children in pi's tree order: by timestamp, ties in file order."""
@@ -271,12 +299,19 @@ class SessionStore(EntryAppends):
             return kids
         return sorted(kids, key=_timestamp_key)
 
+    def _ensure_children(self) -> None:
+        """Children lists are built on first use (the projection never needs them)."""
+        if not self._children_built:
+            build_children(self._nodes)
+            self._children_built = True
+
     def _lift_hidden(self, nodes: list[Node]) -> list[Node]:
         if not any(n.hidden for n in nodes):
             return list(nodes)
         out: list[Node] = []
         for n in nodes:
             if n.hidden:
+                self._ensure_children()
                 out.extend(self._lift_hidden(n.children or []))
             else:
                 out.append(n)
@@ -288,6 +323,7 @@ class SessionStore(EntryAppends):
         roots = self.roots()
         if roots:
             out["null"] = [n.id for n in roots]
+        self._ensure_children()
         for node in self._nodes:
             if node.hidden or not node.children:
                 continue
@@ -344,21 +380,37 @@ class SessionStore(EntryAppends):
         kept: list[Node] = []
         first_kept_id = self.data(anchor).get("firstKeptEntryId")
         first = self._by_id.get(first_kept_id) if isinstance(first_kept_id, str) else None
-        if first is not None and first.depth < anchor.depth:
-            chain: list[Node] = []
-            cur = anchor.parent
-            while cur is not None and cur.depth >= first.depth:
-                chain.append(cur)
-                if cur is first:
-                    break
-                cur = cur.parent
-            if chain and chain[-1] is first:
+        if first is not None and first is not anchor:
+            chain = self._chain_up_to(anchor.parent, first)
+            if chain:
                 kept = [
                     n
                     for n in reversed(chain)
                     if not n.hidden and not (n.type == "message" and n.role == "system")
                 ]
         return [anchor, *kept, *after], True
+
+    @staticmethod
+    def _chain_up_to(start: Node | None, target: Node) -> list[Node]:
+        """``start`` and its ancestors up to ``target`` (inclusive), or [] if it is not one."""
+        chain: list[Node] = []
+        cur = start
+        # The kept range is short: walk a little first, and only use depths when it is not.
+        for _ in range(2048):
+            if cur is None:
+                return []
+            chain.append(cur)
+            if cur is target:
+                return chain
+            cur = cur.parent
+        if cur is None or depth_of(target) >= depth_of(cur):
+            return [] if cur is not target else [*chain, cur]
+        while cur is not None and cur.depth >= target.depth:
+            chain.append(cur)
+            if cur is target:
+                return chain
+            cur = cur.parent
+        return []
 
     def _compute_projection(self, leaf: Node | None) -> Projection:
         if leaf is None:
@@ -449,15 +501,12 @@ class SessionStore(EntryAppends):
             )
         message = entry.get("message")
         role = message.get("role") if isinstance(message, dict) else None
-        node = Node(
+        node = make_node(
             entry["id"],
             entry["parentId"],
             entry["type"],
             role if isinstance(role, str) else None,
             entry["timestamp"],
-            line=-1,
-            offset=-1,
-            length=0,
             data=entry,
         )
         if entry["type"] == "custom" and entry.get("customType") == LEAF_MARKER_TYPE:
@@ -467,13 +516,16 @@ class SessionStore(EntryAppends):
         self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
         old_leaf = self.leaf_id
         node.parent = parent
-        node.depth = parent.depth + 1 if parent is not None else 0
-        node.seq = self._nodes[-1].seq + 1 if self._nodes else 0
+        # Depth stays unknown (-1) until someone asks, if the parent's is not known yet.
+        if parent is None:
+            node.depth = 0
+        elif parent.depth >= 0:
+            node.depth = parent.depth + 1
         self._nodes.append(node)
         self._by_id[node.id] = node
         if parent is None:
             self._roots.append(node)
-        else:
+        elif self._children_built:
             parent.add_child(node)
         if node.type == "label":
             self._apply_label(node)
