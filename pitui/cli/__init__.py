@@ -69,3 +69,27 @@ def _main(argv: Sequence[str] | None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:
+        log = _log_internal_error(exc)
+        where = f"; details in {log}" if log else ""
+        print(f"pitui: internal error ({type(exc).__name__}: {exc}){where}", file=sys.stderr)
+        return 1
+
+
+def _log_internal_error(exc: BaseException) -> str | None:
+    """Append the traceback to ``<state dir>/pitui.log``; returns its path (None if unwritable)."""
+    import traceback
+    from datetime import UTC, datetime
+
+    from pitui.config import state_dir
+
+    try:
+        folder = state_dir()
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = folder / "pitui.log"
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"--- {datetime.now(UTC).isoformat()} pitui {__version__}\n")
+            f.write("".join(traceback.format_exception(exc)))
+        return str(path)
+    except OSError:
+        return None

@@ -222,3 +222,21 @@ def test_cli_process_never_prints_a_traceback(tmp_path: Path) -> None:
     assert (
         result.stderr.strip() == f"pitui: Session file {tmp_path / 'nothing.jsonl'} does not exist."
     )
+
+
+def test_internal_error_is_one_line_and_logged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitui.cli import inspect_cmds
+
+    def boom(_args: object) -> int:
+        raise RuntimeError("unexpected state")
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(inspect_cmds, "cmd_tree", boom)
+    code, out, err = run_main(capsys, "tree", str(FIXTURES / "pi-v3-branches.jsonl"))
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "internal error (RuntimeError: unexpected state)" in err
+    log = tmp_path / "state" / "pitui" / "pitui.log"
+    assert "Traceback" in log.read_text() and "unexpected state" in log.read_text()
