@@ -23,8 +23,8 @@ def _content_texts(content: Any) -> list[str]:
 def replay_system_messages(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Fold every ``system`` message in order: texts joined, sections patched, tools merged.
 
-    A patched section keeps its position; a removed then re-added one moves to the end. For
-    tools, ``toolsRemoved`` applies before ``toolsAdded`` within one message.
+    A patched section or tool keeps its position; a removed then re-added one moves to the
+    end. Within one message ``toolsRemoved`` applies before ``toolsAdded``.
     """
     texts: list[str] = []
     sections: dict[str, Any] = {}
@@ -54,7 +54,8 @@ def replay_system_messages(messages: list[dict[str, Any]]) -> dict[str, Any] | N
         if isinstance(added, list):
             for tool in added:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    tools.pop(tool["name"], None)
+                    # Like a JS Map.set: an existing tool keeps its place; one removed above
+                    # in this same message comes back at the end.
                     tools[tool["name"]] = tool
     if not seen and not tools:
         return None
