@@ -1,4 +1,4 @@
-"""Command line: ``pitui`` and its headless subcommands (context, tree, sessions)."""
+"""Command line: ``pitui`` (the TUI), ``pitui -p`` (print mode) and headless subcommands."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pitui.session.errors import SessionError
 
 def build_parser() -> argparse.ArgumentParser:
     from pitui.cli import inspect_cmds
+    from pitui.cli.session_args import add_session_options
 
     parser = argparse.ArgumentParser(
         prog="pitui",
@@ -26,6 +27,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder that directly holds the session files (overrides PITUI_SESSION_DIR and "
         "the sessionDir setting)",
     )
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="print_prompt",
+        metavar="PROMPT",
+        help="run the agent headless on PROMPT: the reply streams to stdout, tool activity "
+        "to stderr",
+    )
+    parser.add_argument(
+        "--json",
+        dest="json_events",
+        action="store_true",
+        help="with -p: print one JSON event per line instead of text",
+    )
+    add_session_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     inspect_cmds.register(sub)
     return parser
@@ -51,12 +67,16 @@ _FAST_EXIT: list[bool] = []
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
+    if args.command is None and args.print_prompt is None:
         parser.print_help()
         return 0
     if getattr(args, "fast_exit", False):
         _FAST_EXIT.append(True)
     try:
+        if args.command is None:
+            from pitui.cli.print_mode import run_print
+
+            return run_print(args)
         code: int = args.handler(args)
         return code
     except (CliError, SessionError) as exc:

@@ -1,0 +1,70 @@
+"""Events an agent run emits (the UI and print mode render them; nothing here is stored)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MessageStart:
+    role: str
+
+
+@dataclass(frozen=True)
+class MessageDelta:
+    kind: str  # "text" | "thinking" | "toolCall"
+    text: str
+
+
+@dataclass(frozen=True)
+class MessageEnd:
+    entry_id: str
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolStart:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolEnd:
+    call_id: str
+    name: str
+    entry_id: str
+    is_error: bool
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RetryScheduled:
+    attempt: int
+    max_attempts: int
+    delay: float
+    error: str
+
+
+@dataclass(frozen=True)
+class RunError:
+    kind: str  # "overflow" | "retryable" | "auth" | "model" | "other" | "config"
+    message: str
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    reason: str  # "done" | "error" | "aborted"
+
+
+AgentEvent = (
+    MessageStart
+    | MessageDelta
+    | MessageEnd
+    | ToolStart
+    | ToolEnd
+    | RetryScheduled
+    | RunError
+    | RunEnded
+)

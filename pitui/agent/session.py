@@ -1,0 +1,400 @@
+"""``AgentSession``: the agent loop over a session store, and what is written when.
+
+Written when: the user message when submitted; each assistant message when it ends (never per
+token); each tool result when it completes; ``model_change`` / ``thinking_level_change`` when
+the user changes them (and at the start of a run when the branch records something else); the
+system prompt as a ``system`` message before the run's user message when it changed. Streaming
+deltas are only events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pitui.agent.events import (
+    AgentEvent,
+    MessageDelta,
+    MessageEnd,
+    MessageStart,
+    RetryScheduled,
+    RunEnded,
+    RunError,
+    ToolEnd,
+    ToolStart,
+)
+from pitui.agent.system_prompt import build_sections, system_patch
+from pitui.agent.tools import ToolContext, ToolResult, default_tools, execute
+from pitui.agent.tools.base import Tool
+from pitui.config.settings import Settings
+from pitui.llm.convert import to_litellm_messages, to_litellm_tools
+from pitui.llm.errors import ErrorInfo, classify
+from pitui.llm.keys import check_key
+from pitui.llm.models import ModelInfo, ModelRef, default_model_name, model_info
+from pitui.llm.stream import (
+    CallOptions,
+    ReplyBuilder,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    stream_reply,
+)
+from pitui.session.ids import now_ms
+from pitui.session.store import SessionStore
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+CANCELLED_TOOL = "Cancelled by the user before it finished."
+
+
+class AgentError(Exception):
+    """A run cannot start or did not finish; the message is one sentence for the user."""
+
+    def __init__(self, message: str, kind: str = "config") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay: float = 2.0
+    max_delay: float = 60.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RetrySettings:
+        def number(key: str, default: float) -> float:
+            value = settings.get(key)
+            return float(value) if isinstance(value, int | float) else default
+
+        return cls(
+            enabled=settings.get("retry.enabled", True) is not False,
+            max_retries=int(number("retry.maxRetries", 3)),
+            base_delay=number("retry.baseDelayMs", 2000) / 1000,
+            max_delay=number("retry.maxDelayMs", 60000) / 1000,
+        )
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        if retry_after is not None:
+            delay = min(max(delay, retry_after), max(self.max_delay, retry_after))
+        return delay
+
+
+@dataclass
+class RunResult:
+    """How a run ended: ``error`` is set when the model or provider failed."""
+
+    aborted: bool = False
+    error: ErrorInfo | None = None
+    last_message: dict[str, Any] | None = None
+    entry_ids: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.aborted and self.error is None
+
+
+class AgentSession:
+    """Runs the agent on one session store. One run at a time; others queue as steering."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        cwd: str | Path | None = None,
+        model: str | None = None,
+        api_base: str | None = None,
+        thinking: str | None = None,
+        settings: Settings | None = None,
+        tools: list[Tool] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings or Settings()
+        self.cwd = Path(cwd or store.cwd or ".").resolve()
+        self.api_base = api_base
+        self.tools = tools if tools is not None else default_tools()
+        self.retry = RetrySettings.from_settings(self.settings)
+        projection = store.project()
+        recorded = projection.model
+        recorded_name = (
+            f"{recorded.get('provider')}/{recorded.get('modelId')}"
+            if recorded and recorded.get("provider") and recorded.get("modelId")
+            else None
+        )
+        self.model_name: str | None = (
+            model or recorded_name or default_model_name(self.settings.get("defaultModel"))
+        )
+        level = thinking or (
+            projection.thinking_level
+            if projection.messages
+            else self.settings.get("defaultThinkingLevel", "off")
+        )
+        self.thinking: str = level if level in THINKING_LEVELS else "off"
+        self._listeners: list[Callable[[AgentEvent], None]] = []
+        self._queue: list[str] = []
+        self._task: asyncio.Task[RunResult] | None = None
+        self._output_dir: Path | None = None
+
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def model_ref(self) -> ModelRef | None:
+        return ModelRef.parse(self.model_name) if self.model_name else None
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        ref = self.model_ref
+        return model_info(ref, self.settings.get("models")) if ref else None
+
+    def problem(self) -> str | None:
+        """Why a request cannot be made now (one sentence), or None."""
+        ref = self.model_ref
+        if ref is None:
+            return (
+                "No model is configured: pass --model provider/name "
+                "(for example anthropic/claude-sonnet-4-5) or set defaultModel in settings."
+            )
+        return check_key(ref, self.api_base).problem
+
+    def set_model(self, name: str) -> None:
+        """Switch model; recorded as a ``model_change`` entry."""
+        ref = ModelRef.parse(name)
+        self.model_name = ref.litellm_name
+        self.store.append_model_change(ref.provider, ref.model_id)
+
+    def set_thinking(self, level: str) -> None:
+        """Change the thinking level; recorded only when it actually changes."""
+        if level not in THINKING_LEVELS:
+            raise AgentError(f"Unknown thinking level {level!r}: use {', '.join(THINKING_LEVELS)}.")
+        if level != self.thinking or self.store.project().thinking_level != level:
+            self.thinking = level
+            self.store.append_thinking_level_change(level)
+
+    # ------------------------------------------------------------------ events
+
+    def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: AgentEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # ------------------------------------------------------------------ running
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def steer(self, text: str) -> None:
+        """Queue a message typed while the agent works; delivered after the current tool batch."""
+        self._queue.append(text)
+
+    def abort(self) -> None:
+        """Stop the running reply and tools; the partial reply is stored as ``aborted``."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def prompt(self, text: str, images: list[dict[str, Any]] | None = None) -> RunResult:
+        """Run the agent on a new user message until the model stops (or fails, or is aborted)."""
+        if self.running:
+            self.steer(text)
+            return RunResult()
+        problem = self.problem()
+        if problem is not None:
+            self._emit(RunError("config", problem))
+            raise AgentError(problem)
+        self._task = asyncio.ensure_future(self._run(text, images))
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            # Our caller was cancelled (Ctrl+C): stop the run and let it store what it had.
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            raise
+
+    async def _run(self, text: str, images: list[dict[str, Any]] | None) -> RunResult:
+        result = RunResult()
+        try:
+            self._record_selection()
+            self._record_system_prompt()
+            self._append_user(text, images, result)
+            await self._loop(result)
+        except asyncio.CancelledError:
+            result.aborted = True
+            self._emit(RunEnded("aborted"))
+            return result
+        self._emit(RunEnded("error" if result.error else "done"))
+        return result
+
+    def _record_selection(self) -> None:
+        projection = self.store.project()
+        ref = self.model_ref
+        assert ref is not None
+        wanted = {"provider": ref.provider, "modelId": ref.model_id}
+        if projection.model != wanted or not projection.messages:
+            self.store.append_model_change(ref.provider, ref.model_id)
+        if projection.thinking_level != self.thinking or not projection.messages:
+            self.store.append_thinking_level_change(self.thinking)
+
+    def _record_system_prompt(self) -> None:
+        declarations = [tool.declaration() for tool in self.tools]
+        sections = build_sections(self.cwd, declarations)
+        current = self.store.project().system_message
+        message = system_patch(current, sections, declarations)
+        if message is not None:
+            self.store.append_message(message)
+
+    def _append_user(
+        self, text: str, images: list[dict[str, Any]] | None, result: RunResult
+    ) -> None:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        content.extend(images or [])
+        message = {"role": "user", "content": content, "timestamp": now_ms()}
+        self._emit(MessageStart("user"))
+        entry_id = self.store.append_message(message)
+        result.entry_ids.append(entry_id)
+        self._emit(MessageEnd(entry_id, message))
+
+    async def _loop(self, result: RunResult) -> None:
+        while True:
+            reply = await self._request(result)
+            if reply is None:
+                return
+            calls = [b for b in reply.get("content", []) if b.get("type") == "toolCall"]
+            if calls and reply.get("stopReason") == "toolUse":
+                await self._run_tools(calls, result)
+                self._deliver_queue(result)
+                continue
+            if self._queue:
+                self._deliver_queue(result)
+                continue
+            return
+
+    def _deliver_queue(self, result: RunResult) -> None:
+        while self._queue:
+            self._append_user(self._queue.pop(0), None, result)
+
+    async def _request(self, result: RunResult) -> dict[str, Any] | None:
+        """One assistant reply, with retries for transient errors. None when the run must stop."""
+        info = self.model_info
+        ref = self.model_ref
+        assert info is not None and ref is not None
+        key = check_key(ref, self.api_base)
+        options = CallOptions(api_base=self.api_base, api_key=key.api_key, thinking=self.thinking)
+        attempt = 0
+        while True:
+            projection = self.store.project()
+            messages = to_litellm_messages(projection.messages, ref.provider)
+            tools = to_litellm_tools(projection.tools)
+            builder = ReplyBuilder(info)
+            self._emit(MessageStart("assistant"))
+            try:
+                await stream_reply(info, messages, tools, options, builder, self._on_stream)
+            except asyncio.CancelledError:
+                self._store_reply(builder.message("aborted"), result)
+                raise
+            except Exception as exc:
+                error = classify(exc)
+                failed_id = self._store_reply(builder.message("error", error.message), result)
+                if error.kind == "retryable" and self.retry.enabled:
+                    attempt += 1
+                    if attempt <= self.retry.max_retries:
+                        # pi 1.6: the failed attempt is omitted so the retry does not resend it.
+                        self.store.append_context_edit(failed_id, None)
+                        delay = self.retry.delay(attempt, error.retry_after)
+                        self._emit(
+                            RetryScheduled(attempt, self.retry.max_retries, delay, error.message)
+                        )
+                        await asyncio.sleep(delay)
+                        continue
+                    error = ErrorInfo(
+                        error.kind,
+                        f"{error.message} (gave up after {self.retry.max_retries} retries)",
+                        status=error.status,
+                    )
+                result.error = error
+                self._emit(RunError(error.kind, error.message))
+                return None
+            message = builder.message()
+            self._store_reply(message, result)
+            self._invalid_arguments = builder.invalid_arguments
+            return message
+
+    def _store_reply(self, message: dict[str, Any], result: RunResult) -> str:
+        entry_id = self.store.append_message(message)
+        result.entry_ids.append(entry_id)
+        result.last_message = message
+        self._emit(MessageEnd(entry_id, message))
+        return entry_id
+
+    def _on_stream(self, event: StreamEvent) -> None:
+        if isinstance(event, TextDelta):
+            self._emit(MessageDelta("text", event.text))
+        elif isinstance(event, ThinkingDelta):
+            self._emit(MessageDelta("thinking", event.text))
+
+    # ------------------------------------------------------------------ tools
+
+    def _context(self) -> ToolContext:
+        if self._output_dir is None:
+            self._output_dir = Path(tempfile.mkdtemp(prefix="pitui-output-"))
+        return ToolContext(cwd=self.cwd, output_dir=self._output_dir)
+
+    async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
+        by_name = {tool.name: tool for tool in self.tools}
+        invalid: dict[str, str] = getattr(self, "_invalid_arguments", {})
+        for call in calls:
+            call_id, name = str(call.get("id")), str(call.get("name"))
+            raw_arguments = call.get("arguments")
+            arguments: dict[str, Any] = raw_arguments if isinstance(raw_arguments, dict) else {}
+            self._emit(ToolStart(call_id, name, arguments))
+            tool = by_name.get(name)
+            if call_id in invalid:
+                outcome = ToolResult(
+                    [
+                        {
+                            "type": "text",
+                            "text": f"Invalid JSON arguments for {name}: {invalid[call_id][:200]}",
+                        }
+                    ],
+                    is_error=True,
+                )
+            elif tool is None:
+                known = ", ".join(by_name) or "none"
+                outcome = ToolResult(
+                    [{"type": "text", "text": f"Tool {name} does not exist (tools: {known})."}],
+                    is_error=True,
+                )
+            else:
+                try:
+                    outcome = await execute(tool, arguments, self._context())
+                except asyncio.CancelledError:
+                    cancelled = ToolResult([{"type": "text", "text": CANCELLED_TOOL}], True)
+                    self._store_tool_result(call_id, name, cancelled, result)
+                    raise
+            self._store_tool_result(call_id, name, outcome, result)
+
+    def _store_tool_result(
+        self, call_id: str, name: str, outcome: ToolResult, result: RunResult
+    ) -> None:
+        message: dict[str, Any] = {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": outcome.content,
+        }
+        if outcome.details is not None:
+            message["details"] = outcome.details
+        message["isError"] = outcome.is_error
+        message["timestamp"] = now_ms()
+        entry_id = self.store.append_message(message)
+        result.entry_ids.append(entry_id)
+        self._emit(ToolEnd(call_id, name, entry_id, outcome.is_error, message))

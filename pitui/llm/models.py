@@ -1,0 +1,151 @@
+"""Model names and what we know about them (context window, output limit, prices).
+
+The figures come from the JSON table litellm ships, read directly (about 20 ms) without
+importing litellm, so the status line can show the context gauge at once. Settings can
+override any field under ``models["provider/model"]``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+TABLE_NAME = "model_prices_and_context_window_backup.json"
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A litellm model string split as pi stores it: ``provider`` before the first ``/``."""
+
+    provider: str
+    model_id: str
+
+    @classmethod
+    def parse(cls, value: str) -> ModelRef:
+        value = value.strip()
+        if "/" in value:
+            provider, model_id = value.split("/", 1)
+            return cls(provider, model_id)
+        return cls("openai" if value.startswith(("gpt-", "o1", "o3", "o4")) else "", value)
+
+    @property
+    def litellm_name(self) -> str:
+        return f"{self.provider}/{self.model_id}" if self.provider else self.model_id
+
+    def __str__(self) -> str:
+        return self.litellm_name
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    ref: ModelRef
+    context_window: int | None = None
+    max_output: int | None = None
+    input_cost: float = 0.0
+    output_cost: float = 0.0
+    cache_read_cost: float = 0.0
+    cache_write_cost: float = 0.0
+    supports_reasoning: bool = False
+    known: bool = False
+
+    def cost(self, usage: dict[str, Any]) -> dict[str, float]:
+        """pi's usage ``cost`` block for token counts ``input/output/cacheRead/cacheWrite``."""
+        parts = {
+            "input": usage.get("input", 0) * self.input_cost,
+            "output": usage.get("output", 0) * self.output_cost,
+            "cacheRead": usage.get("cacheRead", 0) * self.cache_read_cost,
+            "cacheWrite": usage.get("cacheWrite", 0) * self.cache_write_cost,
+        }
+        parts["total"] = sum(parts.values())
+        return parts
+
+
+def table_path() -> Path | None:
+    """Where litellm's model table lives (found without importing litellm)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).parent / TABLE_NAME
+    return path if path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def model_table() -> dict[str, Any]:
+    path = table_path()
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _entry_for(ref: ModelRef) -> dict[str, Any] | None:
+    table = model_table()
+    for key in (ref.litellm_name, ref.model_id):
+        entry = table.get(key)
+        if isinstance(entry, dict) and entry.get("mode") in (None, "chat", "responses"):
+            return entry
+    # ollama_chat/x and ollama/x share entries.
+    if ref.provider == "ollama_chat":
+        entry = table.get(f"ollama/{ref.model_id}")
+        if isinstance(entry, dict):
+            return entry
+    return None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _float(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def model_info(ref: ModelRef, overrides: dict[str, Any] | None = None) -> ModelInfo:
+    """What we know about ``ref``; ``overrides`` is the settings ``models`` section."""
+    entry = _entry_for(ref)
+    info = ModelInfo(ref)
+    if entry is not None:
+        info = ModelInfo(
+            ref,
+            context_window=_int(entry.get("max_input_tokens")) or _int(entry.get("max_tokens")),
+            max_output=_int(entry.get("max_output_tokens")),
+            input_cost=_float(entry.get("input_cost_per_token")),
+            output_cost=_float(entry.get("output_cost_per_token")),
+            cache_read_cost=_float(entry.get("cache_read_input_token_cost")),
+            cache_write_cost=_float(entry.get("cache_creation_input_token_cost")),
+            supports_reasoning=bool(entry.get("supports_reasoning")),
+            known=True,
+        )
+    override = (overrides or {}).get(ref.litellm_name)
+    if isinstance(override, dict):
+        fields: dict[str, Any] = {}
+        for key, attr in (
+            ("contextWindow", "context_window"),
+            ("maxOutput", "max_output"),
+            ("maxTokens", "max_output"),
+        ):
+            if _int(override.get(key)):
+                fields[attr] = _int(override.get(key))
+        for key, attr in (("inputCost", "input_cost"), ("outputCost", "output_cost")):
+            if key in override:
+                fields[attr] = _float(override.get(key)) / 1_000_000  # settings: $ per 1M
+        if "reasoning" in override:
+            fields["supports_reasoning"] = bool(override["reasoning"])
+        info = replace(info, **fields)
+    return info
+
+
+def default_model_name(settings_value: Any) -> str | None:
+    """``--model`` default: the setting, else ``PITUI_MODEL``."""
+    if isinstance(settings_value, str) and settings_value.strip():
+        return settings_value.strip()
+    env = os.environ.get("PITUI_MODEL")
+    return env.strip() if env and env.strip() else None
