@@ -69,3 +69,40 @@ def open_session() -> Iterator[OpenSession]:
     yield open_
     for store in reversed(opened):
         store.close()
+
+
+# --- Scripted OpenAI-compatible LLM server (see tests/support/llm_server.py) ----------------
+
+from support.llm_server import ScriptedLLMServer, register_test_models  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """One scripted chat-completions server on 127.0.0.1 for the whole run (use ``llm``).
+
+    Also registers the test model names (``test-model`` ...) with litellm at zero cost.
+    """
+    register_test_models()
+    server = ScriptedLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def llm(llm_server: ScriptedLLMServer) -> Iterator[ScriptedLLMServer]:
+    """The shared server, reset (empty script, no recordings, ids from ``call_1``).
+
+    The test fails at teardown if a request got the "no scripted reply" 500, unless it set
+    ``llm.fail_on_unscripted = False``.
+    """
+    llm_server.reset()
+    yield llm_server
+    unscripted = llm_server.unscripted
+    if unscripted and llm_server.fail_on_unscripted:
+        pytest.fail(
+            f"the test LLM server got {len(unscripted)} request(s) with no scripted reply "
+            f"(requests #{', #'.join(str(r.index) for r in unscripted)}); script more steps "
+            "or set llm.fail_on_unscripted = False"
+        )

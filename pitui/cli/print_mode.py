@@ -170,10 +170,8 @@ def run_print(
         agent.subscribe(JsonPrinter(out) if args.json_events else TextPrinter(out, err))
         try:
             result = asyncio.run(_run_cancellable(agent, args.print_prompt))
-        except AgentError as exc:
-            if not args.json_events:
-                err.write(f"pitui: {exc}\n")
-            return EXIT_FAILED
+        except AgentError:
+            return EXIT_FAILED  # already reported through the RunError event
         except KeyboardInterrupt:
             return EXIT_ABORTED
         if result.aborted:

@@ -112,11 +112,18 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
+_PREFIX = re.compile(r"^(?:litellm\.)?\w*(?:Error|Exception)\s*(?:[:-]\s*)")
+
+
 def _clean(message: str) -> str:
-    """litellm prefixes messages with its class path; keep the provider's words."""
+    """litellm wraps the provider's words in class names, twice; keep the words."""
     text = " ".join(str(message).split())
-    text = re.sub(r"^litellm\.\w+: ", "", text)
-    return text[:500]
+    text = re.sub(r"\s*Original exception:.*$", "", text)
+    previous = None
+    while previous != text:
+        previous = text
+        text = _PREFIX.sub("", text)
+    return text[:500] or " ".join(str(message).split())[:500]
 
 
 def classify(exc: BaseException) -> ErrorInfo:

@@ -1,0 +1,248 @@
+"""`pitui -p` end to end: a real process, litellm, the scripted server, the session file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.llm_server import ScriptedLLMServer, error, slow, text, tool_call
+
+from pitui.session import SessionStore
+
+SECRET = "sk-test-secret-5f0c1a9e"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """An isolated environment: own config/data/state dirs, no real keys."""
+    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    base.pop("PITUI_SESSION_DIR", None)
+    base.update(
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        OPENAI_API_KEY=SECRET,
+    )
+    return base
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def run(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pitui", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def base_args(llm: ScriptedLLMServer, sessions: Path) -> list[str]:
+    return [
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        f"{llm.url}/v1",
+        "--session-dir",
+        str(sessions),
+    ]
+
+
+def session_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.jsonl"))
+
+
+def check_schema(path: Path) -> list[dict[str, object]]:
+    """Every line is compact JSON; entries have pi's base fields; message shapes are pi's."""
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["type"] == "session" and header["version"] == 3
+    entries = [json.loads(line) for line in lines[1:]]
+    ids = set()
+    for entry in entries:
+        assert {"type", "id", "parentId", "timestamp"} <= set(entry)
+        assert entry["timestamp"].endswith("Z") and len(entry["timestamp"]) == 24
+        assert entry["id"] not in ids and len(entry["id"]) == 8
+        ids.add(entry["id"])
+        if entry["type"] == "message":
+            message = entry["message"]
+            assert isinstance(message["timestamp"], int)
+            if message["role"] == "assistant":
+                assert {"content", "api", "provider", "model", "usage", "stopReason"} <= set(
+                    message
+                )
+                assert {"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"} <= set(
+                    message["usage"]
+                )
+            if message["role"] == "toolResult":
+                assert {"toolCallId", "toolName", "content", "isError"} <= set(message)
+    for line in lines:
+        assert ": " not in line.split('"')[0]  # compact separators
+    return entries
+
+
+def test_print_mode_runs_tools_and_writes_a_pi_session(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    sessions = tmp_path / "sessions"
+    llm.script(
+        tool_call("write", {"path": "src/hello.py", "content": "print('hello')\n"}),
+        text("Created src/hello.py."),
+    )
+    result = run(["-p", "create hello", *base_args(llm, sessions)], project, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Created src/hello.py.\n"
+    assert "[write: src/hello.py]" in result.stderr
+    assert (project / "src" / "hello.py").read_text() == "print('hello')\n"
+    [path] = session_files(sessions)
+    entries = check_schema(path)
+    assert SECRET not in path.read_text()
+    store = SessionStore.open(path, read_only=True)
+    roles = [m["role"] for m in store.project().messages]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant"]
+    assert store.project().tool_names == ["read", "bash", "edit", "write"]
+    assert len(entries) == len(store)
+
+    # --continue picks it up with the whole context.
+    llm.script(text("It prints hello."))
+    again = run(["-p", "what does it do?", "--continue", *base_args(llm, sessions)], project, env)
+    assert again.returncode == 0, again.stderr
+    assert session_files(sessions) == [path]
+    sent = llm.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert sent[-1]["content"] == "what does it do?"
+    for request in llm.requests:
+        assert SECRET not in json.dumps(request.body)
+
+
+def test_json_events(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    llm.script(tool_call("bash", {"command": "echo hi"}), text("done"))
+    result = run(["-p", "go", "--json", *base_args(llm, tmp_path / "s")], project, env)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    for kind in ("message_start", "message_delta", "message_end", "tool_start", "tool_end"):
+        assert kind in kinds
+    assert kinds[-1] == "done" and events[-1]["reason"] == "done"
+    assert "".join(e["text"] for e in events if e["type"] == "message_delta") == "done"
+
+
+def test_missing_key_exits_1_and_writes_nothing(
+    tmp_path: Path, project: Path, env: dict[str, str]
+) -> None:
+    sessions = tmp_path / "sessions"
+    args = ["-p", "hi", "--model", "anthropic/claude-sonnet-4-5", "--session-dir", str(sessions)]
+    result = run(args, project, env)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "pitui: No API key for anthropic: set ANTHROPIC_API_KEY in the environment."
+    ]
+    assert session_files(sessions) == []
+
+
+def test_provider_failure_exits_1(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    llm.script(error(401, "Incorrect API key provided"))
+    result = run(["-p", "hi", *base_args(llm, tmp_path / "s")], project, env)
+    assert result.returncode == 1
+    assert "API key" in result.stderr and "Traceback" not in result.stderr
+    assert len(llm.requests) == 1
+
+
+def test_bad_usage_exits_2(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    assert run(["--no-such-flag"], project, env).returncode == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a session\n")
+    result = run(
+        ["-p", "hi", "--session", str(bad), *base_args(llm, tmp_path / "s")[:4]], project, env
+    )
+    assert result.returncode == 2 and "not a pi session" in result.stderr
+    assert bad.read_text() == "not a session\n"
+    # Two sessions whose ids share a prefix.
+    sessions = tmp_path / "shared"
+    for session_id in ("abc-1", "abc-2"):
+        store = SessionStore.create(sessions, str(project), session_id=session_id)
+        store.append_message({"role": "user", "content": "x", "timestamp": 1})
+        store.close()
+    result = run(["-p", "hi", "--session", "abc", *base_args(llm, sessions)], project, env)
+    assert result.returncode == 2
+    assert "ambiguous" in result.stderr and "abc-1" in result.stderr and "abc-2" in result.stderr
+
+
+def test_locked_session_exits_2(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    sessions = tmp_path / "s"
+    store = SessionStore.create(sessions, str(project))
+    store.append_message({"role": "user", "content": "x", "timestamp": 1})
+    assert store.path is not None
+    try:
+        result = run(
+            ["-p", "hi", "--session", str(store.path), *base_args(llm, sessions)], project, env
+        )
+        assert result.returncode == 2
+        assert "open in another pitui" in result.stderr
+    finally:
+        store.close()
+
+
+def test_missing_session_path_becomes_a_new_session(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    target = tmp_path / "named" / "mine.jsonl"
+    llm.script(text("hello"))
+    result = run(
+        ["-p", "hi", "--session", str(target), *base_args(llm, tmp_path / "s")], project, env
+    )
+    assert result.returncode == 0, result.stderr
+    assert target.is_file() and check_schema(target)
+
+
+def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    sessions = tmp_path / "s"
+    llm.script(slow("a b c d e f g h i j k l", delay_per_chunk=0.5, chunks=12))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pitui", "-p", "talk", *base_args(llm, sessions)],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    first = process.stdout.read(1)  # the reply has started
+    assert first
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    [path] = session_files(sessions)
+    store = SessionStore.open(path, read_only=True)
+    last = store.project().messages[-1]
+    assert last["role"] == "assistant" and last["stopReason"] == "aborted"
+    assert last["content"][0]["text"].startswith("a")
