@@ -97,3 +97,55 @@ def message_chars(message: dict[str, Any]) -> int:
 def estimate_tokens(message: dict[str, Any]) -> int:
     """``ceil(chars / 4)`` per pi 1.6's rules for each role."""
     return math.ceil(message_chars(message) / 4)
+
+
+# ----------------------------------------------------------------------------- usage accounting
+
+
+def calculate_context_tokens(usage: Any) -> int:
+    """``totalTokens``, or (when it is 0 or missing) input + output + cacheRead + cacheWrite."""
+    if not isinstance(usage, dict):
+        return 0
+
+    def number(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    return number("totalTokens") or (
+        number("input") + number("output") + number("cacheRead") + number("cacheWrite")
+    )
+
+
+def assistant_usage(message: dict[str, Any]) -> dict[str, Any] | None:
+    """Usage of an assistant reply that can be trusted: not aborted, not an error, not zero."""
+    if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message.get("usage")
+    if not isinstance(usage, dict) or calculate_context_tokens(usage) <= 0:
+        return None
+    return usage
+
+
+def context_estimate(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """pi's ``estimateContextTokens``: the last trusted usage plus chars/4 of what follows."""
+    for index in range(len(messages) - 1, -1, -1):
+        usage = assistant_usage(messages[index])
+        if usage is not None:
+            usage_tokens = calculate_context_tokens(usage)
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return {
+                "tokens": usage_tokens + trailing,
+                "usageTokens": usage_tokens,
+                "trailingTokens": trailing,
+                "lastUsageIndex": index,
+            }
+    total = sum(estimate_tokens(m) for m in messages)
+    return {"tokens": total, "usageTokens": 0, "trailingTokens": total, "lastUsageIndex": None}
+
+
+def last_assistant_usage_tokens(messages: list[dict[str, Any]]) -> int | None:
+    for message in reversed(messages):
+        usage = assistant_usage(message)
+        if usage is not None:
+            return calculate_context_tokens(usage)
+    return None

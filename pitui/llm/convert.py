@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pitui.session.entries import bash_execution_text
 from pitui.session.system_prompt import replay_system_messages, system_message_text
 
 COMPACTION_PREFIX = (
@@ -56,20 +57,6 @@ def _user_parts(content: Any) -> str | list[dict[str, Any]]:
     if all(p["type"] == "text" for p in parts):
         return "\n".join(p["text"] for p in parts)
     return parts
-
-
-def bash_execution_text(message: dict[str, Any]) -> str:
-    """A user's ``!cmd`` run, as the model reads it."""
-    output = str(message.get("output") or "")
-    text = f"Ran `{message.get('command', '')}`\n"
-    text += f"```\n{output}\n```" if output else "(no output)"
-    if message.get("cancelled"):
-        text += "\n\n(command cancelled)"
-    elif isinstance(message.get("exitCode"), int) and message["exitCode"] != 0:
-        text += f"\n\nCommand exited with code {message['exitCode']}"
-    if message.get("truncated") and message.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
-    return text
 
 
 def _assistant(message: dict[str, Any], provider: str) -> dict[str, Any] | None:

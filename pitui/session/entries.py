@@ -45,3 +45,17 @@ def new_header(
 def session_file_name(header: dict[str, Any]) -> str:
     """``<timestamp with : and . as ->_<session id>.jsonl``, as pi names files."""
     return f"{file_timestamp(str(header['timestamp']))}_{header['id']}.jsonl"
+
+
+def bash_execution_text(message: dict[str, Any]) -> str:
+    """A user's ``!cmd`` run, as the model reads it."""
+    output = str(message.get("output") or "")
+    text = f"Ran `{message.get('command', '')}`\n"
+    text += f"```\n{output}\n```" if output else "(no output)"
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif isinstance(message.get("exitCode"), int) and message["exitCode"] != 0:
+        text += f"\n\nCommand exited with code {message['exitCode']}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text

@@ -277,8 +277,10 @@ async def terminate_group(proc: asyncio.subprocess.Process, grace: float = KILL_
         if not await _wait_group_gone(pgid, grace):
             _signal_group(pgid, signal.SIGKILL)
             await _wait_group_gone(pgid, 1.0)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), 1.0)
+        # Reap the shell. Not proc.wait(): that also waits for the pipes to close.
+        deadline = time.monotonic() + 1.0
+        while proc.returncode is None and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL)
     except asyncio.CancelledError:
         _signal_group(pgid, signal.SIGKILL)
         raise
