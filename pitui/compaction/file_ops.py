@@ -20,7 +20,9 @@ class FileOps:
             bucket.append(path)
 
     def seed(self, details: Any) -> None:
-        """Start from an earlier summary's ``details`` (readFiles → read, modifiedFiles → edited)."""
+        """Start from an earlier summary's ``details``.
+
+        readFiles become read, modifiedFiles become edited."""
         if not isinstance(details, dict):
             return
         for path in details.get("readFiles") or []:

@@ -94,7 +94,7 @@ def serialize_conversation(messages: list[dict[str, Any]]) -> str:
                 )
             parts.append("[Tool result]: " + text)
         else:
-            text = _as_user_text(message)
-            if text:
-                parts.append("[User]: " + text)
+            user_text = _as_user_text(message)
+            if user_text:
+                parts.append("[User]: " + user_text)
     return "\n\n".join(parts)
