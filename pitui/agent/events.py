@@ -54,6 +54,21 @@ class RunError:
 
 
 @dataclass(frozen=True)
+class CompactionStart:
+    reason: str  # "manual" | "threshold" | "overflow"
+
+
+@dataclass(frozen=True)
+class CompactionEnd:
+    reason: str
+    entry_id: str | None = None
+    tokens_before: int | None = None
+    error: str | None = None
+    cancelled: bool = False
+    will_retry: bool = False
+
+
+@dataclass(frozen=True)
 class RunEnded:
     reason: str  # "done" | "error" | "aborted"
 
@@ -66,5 +81,7 @@ AgentEvent = (
     | ToolEnd
     | RetryScheduled
     | RunError
+    | CompactionStart
+    | CompactionEnd
     | RunEnded
 )

@@ -15,8 +15,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pitui.agent.compactor import CompactionFailed, CompactionResult, Compactor
 from pitui.agent.events import (
     AgentEvent,
     MessageDelta,
@@ -32,8 +33,11 @@ from pitui.agent.system_prompt import build_sections, system_patch
 from pitui.agent.tools import ToolContext, ToolResult, default_tools, execute
 from pitui.agent.tools.base import Tool
 from pitui.config.settings import Settings
+
+if TYPE_CHECKING:
+    from pitui.agent.extensions import Extensions
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
-from pitui.llm.errors import ErrorInfo, classify
+from pitui.llm.errors import ErrorInfo, assistant_error_kind, classify
 from pitui.llm.keys import check_key
 from pitui.llm.models import ModelInfo, ModelRef, default_model_name, model_info
 from pitui.llm.stream import (
@@ -113,8 +117,12 @@ class AgentSession:
         thinking: str | None = None,
         settings: Settings | None = None,
         tools: list[Tool] | None = None,
+        extensions: Extensions | None = None,
     ) -> None:
         self.store = store
+        self.extensions = extensions
+        self.compactor = Compactor(self)
+        self._overflow_recovery_attempted = False
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".").resolve()
         self.api_base = api_base
@@ -182,9 +190,16 @@ class AgentSession:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def _emit(self, event: AgentEvent) -> None:
+    def emit(self, event: AgentEvent) -> None:
         for listener in list(self._listeners):
             listener(event)
+
+    _emit = emit
+
+    def call_options(self) -> CallOptions:
+        ref = self.model_ref
+        key = check_key(ref, self.api_base).api_key if ref is not None else None
+        return CallOptions(api_base=self.api_base, api_key=key, thinking=self.thinking)
 
     # ------------------------------------------------------------------ running
 
@@ -220,10 +235,23 @@ class AgentSession:
                 await self._task
             raise
 
+    async def compact(self, instructions: str | None = None) -> CompactionResult:
+        """Manual compaction (works with auto-compaction off); Esc/``abort()`` cancels it."""
+        if self.running:
+            raise AgentError("The agent is busy: wait for it or press Esc first.")
+        task = asyncio.ensure_future(self.compactor.compact("manual", instructions))
+        self._task = task  # type: ignore[assignment]
+        try:
+            return await task
+        except asyncio.CancelledError:
+            raise CompactionFailed("Compaction cancelled.", cancelled=True) from None
+
     async def _run(self, text: str, images: list[dict[str, Any]] | None) -> RunResult:
         result = RunResult()
+        self._overflow_recovery_attempted = False
         try:
             self._record_selection()
+            await self._threshold_check()
             self._record_system_prompt()
             self._append_user(text, images, result)
             await self._loop(result)
@@ -272,6 +300,7 @@ class AgentSession:
             if calls and reply.get("stopReason") == "toolUse":
                 await self._run_tools(calls, result)
                 self._deliver_queue(result)
+                await self._threshold_check()
                 continue
             if self._queue:
                 self._deliver_queue(result)
@@ -304,6 +333,10 @@ class AgentSession:
             except Exception as exc:
                 error = classify(exc)
                 failed_id = self._store_reply(builder.message("error", error.message), result)
+                if error.kind == "overflow":
+                    if await self._recover_overflow(failed_id, error, result):
+                        continue
+                    return None
                 if error.kind == "retryable" and self.retry.enabled:
                     attempt += 1
                     if attempt <= self.retry.max_retries:
@@ -324,9 +357,72 @@ class AgentSession:
                 self._emit(RunError(error.kind, error.message))
                 return None
             message = builder.message()
-            self._store_reply(message, result)
+            entry_id = self._store_reply(message, result)
             self._invalid_arguments = builder.invalid_arguments
+            if self._is_recoverable_length(message):
+                error = ErrorInfo("overflow", "The reply stopped early: the context is full.")
+                if await self._recover_overflow(entry_id, error, result):
+                    continue
+                return None
+            if message["stopReason"] != "length":
+                self._overflow_recovery_attempted = False
+            if self._is_silent_overflow(message):
+                # The user already has this answer: compact without retrying.
+                with contextlib.suppress(CompactionFailed):
+                    await self.compactor.compact("overflow")
             return message
+
+    # ------------------------------------------------------------------ compaction
+
+    async def _threshold_check(self) -> None:
+        """Compact when the context passes ``window - reserve`` (before a prompt, between turns)."""
+        if not self.compactor.over_threshold():
+            return
+        with contextlib.suppress(CompactionFailed):
+            await self.compactor.compact("threshold")
+
+    def _is_recoverable_length(self, message: dict[str, Any]) -> bool:
+        info = self.model_info
+        if message.get("stopReason") != "length" or info is None or not info.max_output:
+            return False
+        if any(b.get("type") == "toolCall" for b in message.get("content", [])):
+            return False
+        output = (message.get("usage") or {}).get("output", 0)
+        return bool(output < info.max_output)
+
+    def _is_silent_overflow(self, message: dict[str, Any]) -> bool:
+        window = self.compactor.context_window
+        return (
+            message.get("stopReason") == "stop"
+            and assistant_error_kind(message, window) == "overflow"
+        )
+
+    async def _recover_overflow(self, failed_id: str, error: ErrorInfo, result: RunResult) -> bool:
+        """Hide the failed attempt, compact, and retry once (pi 1.6). False: stop the run."""
+        advice = "reduce the input or switch to a model with a larger context window"
+        if self._overflow_recovery_attempted:
+            final = ErrorInfo(
+                "overflow",
+                f"The context is still too large after compacting once: {advice}.",
+                status=error.status,
+            )
+        else:
+            self._overflow_recovery_attempted = True
+            self.store.append_context_edit(failed_id, None)
+            try:
+                await self.compactor.compact("overflow", will_retry=True)
+                return True
+            except CompactionFailed as exc:
+                final = ErrorInfo(
+                    "overflow",
+                    f"The context overflowed and compacting it failed ({exc}): {advice}.",
+                    status=error.status,
+                )
+        result.error = final
+        self._emit(RunError(final.kind, final.message))
+        return False
+
+    # ------------------------------------------------------------------ storing
 
     def _store_reply(self, message: dict[str, Any], result: RunResult) -> str:
         entry_id = self.store.append_message(message)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pitui.compaction.estimator import CHARS4, Estimator
 from pitui.compaction.projected import ProjectedEntry
 
 
@@ -37,7 +38,11 @@ def _omission_suffix(entries: list[ProjectedEntry], cut: int, end: int) -> bool:
 
 
 def find_cut_point(
-    entries: list[ProjectedEntry], start: int, end: int, keep_recent_tokens: int
+    entries: list[ProjectedEntry],
+    start: int,
+    end: int,
+    keep_recent_tokens: int,
+    estimator: Estimator = CHARS4,
 ) -> CutPoint:
     """Keep about ``keep_recent_tokens`` of the newest entries; never cut at a tool result."""
     cut_points = [i for i in range(start, end) if entries[i].is_cut_point]
@@ -47,7 +52,7 @@ def find_cut_point(
     cut: int | None = None
     reached = False
     for i in range(end - 1, start - 1, -1):
-        tokens = entries[i].tokens
+        tokens = entries[i].tokens(estimator)
         if tokens == 0:
             continue
         total += tokens

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.compaction.cut_point import CutPoint, find_cut_point
+from pitui.compaction.estimator import CHARS4, Estimator
 from pitui.compaction.file_ops import FileOps
 from pitui.compaction.projected import ProjectedEntry, projected_entries
 from pitui.compaction.serialize import serialize_conversation
@@ -58,13 +59,16 @@ class CompactionPreparation:
 
 
 def projected_context_tokens(
-    store: SessionStore, projection: Projection, path: list[Node] | None = None
+    store: SessionStore,
+    projection: Projection,
+    path: list[Node] | None = None,
+    estimator: Estimator = CHARS4,
 ) -> dict[str, Any]:
     """pi 1.6's ``estimateProjectedContextTokens``: trusted usage + what follows, unless a
     context_edit or compaction comes after that usage on the branch; else chars/4 of the
     current system prompt (once) plus every other projected message."""
     messages = projection.messages
-    estimate = context_estimate(messages)
+    estimate = context_estimate(messages, estimator.count)
     index = estimate["lastUsageIndex"]
     if index is not None:
         source = projection.source_entry_ids[index]
@@ -74,8 +78,8 @@ def projected_context_tokens(
         if not any(n.type in ("context_edit", "compaction") for n in later):
             return estimate
     system = projection.system_message
-    tokens = estimate_tokens(system) if system else 0
-    tokens += sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+    tokens = estimator.count(system) if system else 0
+    tokens += sum(estimator.count(m) for m in messages if m.get("role") != "system")
     return {"tokens": tokens, "usageTokens": 0, "trailingTokens": tokens, "lastUsageIndex": None}
 
 
@@ -94,7 +98,10 @@ def _messages(entries: list[ProjectedEntry]) -> tuple[list[dict[str, Any]], list
 
 
 def prepare_compaction(
-    store: SessionStore, leaf_id: str | None, settings: CompactionSettings
+    store: SessionStore,
+    leaf_id: str | None,
+    settings: CompactionSettings,
+    estimator: Estimator = CHARS4,
 ) -> CompactionPreparation | str:
     """The plan at ``leaf_id`` (default: the current leaf), or the reason there is none
     (``ALREADY_COMPACTED`` or ``NOTHING_TO_SUMMARIZE``)."""
@@ -110,8 +117,10 @@ def prepare_compaction(
     if head is not None:
         summary = store.data(head.node).get("summary")
         previous_summary = summary if isinstance(summary, str) else None
-    tokens_before = projected_context_tokens(store, projection, path)["tokens"]
-    cut: CutPoint = find_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
+    tokens_before = projected_context_tokens(store, projection, path, estimator)["tokens"]
+    cut: CutPoint = find_cut_point(
+        entries, start, len(entries), settings.keep_recent_tokens, estimator
+    )
     if cut.first_kept_index >= len(entries):
         return NOTHING_TO_SUMMARIZE
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
@@ -151,11 +160,12 @@ def plan_json(
     settings: CompactionSettings,
     context_window: int,
     model_key: str | None = None,
+    estimator: Estimator = CHARS4,
 ) -> dict[str, Any]:
     """The ``pitui compact --dry-run --json`` object (pi 1.6's shape, plus a few extras)."""
     leaf_id = leaf_id or store.leaf_id
     projection = store.project(leaf_id)
-    estimate = projected_context_tokens(store, projection)
+    estimate = projected_context_tokens(store, projection, None, estimator)
     tokens = estimate["tokens"]
     out: dict[str, Any] = {
         "leafId": projection.leaf_id,
@@ -165,7 +175,8 @@ def plan_json(
         "threshold": context_window - settings.reserve_tokens,
         "contextTokens": tokens,
         "contextEstimate": estimate,
-        "messagesContextEstimate": context_estimate(projection.messages),
+        "estimator": estimator.name,
+        "messagesContextEstimate": context_estimate(projection.messages, estimator.count),
         "lastAssistantUsageTokens": last_assistant_usage_tokens(projection.messages),
         "shouldCompact": should_compact(tokens, context_window, settings),
         "perMessageTokens": [
@@ -179,7 +190,7 @@ def plan_json(
             )
         ],
     }
-    plan = prepare_compaction(store, leaf_id, settings)
+    plan = prepare_compaction(store, leaf_id, settings, estimator)
     if isinstance(plan, str):
         out["prepared"] = False
         out["notPreparedReason"] = plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitui.compaction.tokens import estimate_tokens
+from pitui.compaction.estimator import CHARS4, Estimator
 from pitui.session.node import Node
 from pitui.session.projection import Projection
 from pitui.session.store import SessionStore
@@ -39,9 +39,8 @@ class ProjectedEntry:
     def roles(self) -> set[str]:
         return {str(m.get("role")) for m in self.messages}
 
-    @property
-    def tokens(self) -> int:
-        return sum(estimate_tokens(m) for m in self.messages)
+    def tokens(self, estimator: Estimator = CHARS4) -> int:
+        return sum(estimator.count(m) for m in self.messages)
 
     @property
     def is_cut_point(self) -> bool:

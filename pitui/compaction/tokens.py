@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 IMAGE_CHARS = 4800
@@ -126,20 +127,22 @@ def assistant_usage(message: dict[str, Any]) -> dict[str, Any] | None:
     return usage
 
 
-def context_estimate(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """pi's ``estimateContextTokens``: the last trusted usage plus chars/4 of what follows."""
+def context_estimate(
+    messages: list[dict[str, Any]], count: Callable[[dict[str, Any]], int] = estimate_tokens
+) -> dict[str, Any]:
+    """pi's ``estimateContextTokens``: the last trusted usage plus an estimate of what follows."""
     for index in range(len(messages) - 1, -1, -1):
         usage = assistant_usage(messages[index])
         if usage is not None:
             usage_tokens = calculate_context_tokens(usage)
-            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            trailing = sum(count(m) for m in messages[index + 1 :])
             return {
                 "tokens": usage_tokens + trailing,
                 "usageTokens": usage_tokens,
                 "trailingTokens": trailing,
                 "lastUsageIndex": index,
             }
-    total = sum(estimate_tokens(m) for m in messages)
+    total = sum(count(m) for m in messages)
     return {"tokens": total, "usageTokens": 0, "trailingTokens": total, "lastUsageIndex": None}
 
 

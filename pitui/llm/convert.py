@@ -83,13 +83,19 @@ def _assistant(message: dict[str, Any], provider: str) -> dict[str, Any] | None:
                 }
             )
         elif kind == "thinking" and block.get("thinkingSignature"):
-            thinking.append(
-                {
-                    "type": "redacted_thinking" if block.get("redacted") else "thinking",
-                    "thinking": block.get("thinking", ""),
-                    "signature": block.get("thinkingSignature"),
-                }
-            )
+            if block.get("redacted"):
+                # Redacted thinking carries its opaque payload in ``data``.
+                thinking.append(
+                    {"type": "redacted_thinking", "data": block.get("thinkingSignature")}
+                )
+            else:
+                thinking.append(
+                    {
+                        "type": "thinking",
+                        "thinking": block.get("thinking", ""),
+                        "signature": block.get("thinkingSignature"),
+                    }
+                )
     if isinstance(content, str):
         texts.append(content)
     if not texts and not calls:

@@ -112,7 +112,7 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
-_PREFIX = re.compile(r"^(?:litellm\.)?\w*(?:Error|Exception)\s*(?:[:-]\s*)")
+_PREFIX = re.compile(r"^(?:litellm\.)?\w*(?:Error|Exception|Timeout)\s*(?:[:-]\s*)")
 
 
 def _clean(message: str) -> str:
@@ -178,4 +178,6 @@ def assistant_error_kind(message: dict[str, Any], context_window: int | None) ->
     filled = usage.get("input", 0) + usage.get("cacheRead", 0)
     if stop == "length" and context_window and usage.get("output", 0) == 0:
         return "overflow" if filled >= 0.99 * context_window else None
+    if stop == "stop" and context_window and filled > context_window:
+        return "overflow"  # silent overflow: the provider answered past its window
     return None

@@ -1,0 +1,186 @@
+"""``pitui compact FILE``: plan (``--dry-run``) or run a compaction from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from pitui.cli.errors import CliError
+from pitui.cli.inspect_cmds import open_for_reading, resolve_entry_id
+from pitui.compaction.estimator import ESTIMATORS, get_estimator
+from pitui.compaction.prepare import plan_json
+from pitui.compaction.settings import CompactionSettings, SettingsError, resolve_settings
+from pitui.config import load_settings
+from pitui.session import SessionFileError, SessionStore
+from pitui.session.codec import dumps_pretty
+
+DEFAULT_WINDOW = 200000
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "compact",
+        help="plan (--dry-run) or run a compaction of a session",
+        description="Without --dry-run the configured model writes the summary and a compaction "
+        "entry is appended.",
+    )
+    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("--leaf", metavar="ID", help="plan at this entry (dry run only)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan; call no model")
+    p.add_argument("--keep-recent", type=int, metavar="N", help="tokens to keep verbatim")
+    p.add_argument("--reserve", type=int, metavar="N", help="tokens reserved for the reply")
+    p.add_argument("--context-window", type=int, metavar="N", help="the model's window")
+    p.add_argument("--estimator", choices=ESTIMATORS, default="chars4", help="token estimator")
+    p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_compact)
+
+
+def _model_key(store: SessionStore, args: argparse.Namespace) -> str | None:
+    if getattr(args, "model", None):
+        return str(args.model)
+    model = store.project().model
+    if model and model.get("provider") and model.get("modelId"):
+        return f"{model['provider']}/{model['modelId']}"
+    return None
+
+
+def _settings(args: argparse.Namespace, section: Any, model_key: str | None) -> CompactionSettings:
+    try:
+        base = resolve_settings(section, model_key)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    return CompactionSettings(
+        base.enabled,
+        args.reserve if args.reserve is not None else base.reserve_tokens,
+        args.keep_recent if args.keep_recent is not None else base.keep_recent_tokens,
+    )
+
+
+def _window(args: argparse.Namespace, model_key: str | None, overrides: Any) -> int:
+    if args.context_window:
+        return int(args.context_window)
+    if model_key:
+        from pitui.llm.models import ModelRef, model_info
+
+        window = model_info(ModelRef.parse(model_key), overrides).context_window
+        if window:
+            return window
+    return DEFAULT_WINDOW
+
+
+def render_plan(plan: dict[str, Any]) -> str:
+    lines = [
+        f"leaf {plan['leafId']}  context {plan['contextTokens']:,} tokens of "
+        f"{plan['contextWindow']:,} (compacts above {plan['threshold']:,}; "
+        f"{'over' if plan['shouldCompact'] else 'under'} the threshold)",
+    ]
+    if not plan["prepared"]:
+        lines.append(f"nothing to plan: {plan['notPreparedReason']}")
+        return "\n".join(lines)
+    kept = plan["keptContextEntryIds"]
+    lines += [
+        f"summarize {len(plan['messagesToSummarizeIds'])} messages"
+        + (
+            f" + a turn prefix of {len(plan['turnPrefixMessageIds'])}"
+            if plan["isSplitTurn"]
+            else ""
+        )
+        + (", updating the previous summary" if plan["previousSummary"] else ""),
+        f"keep {len(kept)} entries verbatim from {plan['firstKeptEntryId']}"
+        + (
+            f" (splits the turn started at {plan['turnStartEntryId']})"
+            if plan["isSplitTurn"]
+            else ""
+        ),
+        f"tokens before {plan['tokensBefore']:,}",
+        f"files read: {', '.join(plan['fileOps']['readFiles']) or 'none'}",
+        f"files modified: {', '.join(plan['fileOps']['modifiedFiles']) or 'none'}",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    cwd = os.getcwd()
+    settings = load_settings(cwd)
+    if args.dry_run:
+        store = open_for_reading(args.file)
+        try:
+            leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
+            model_key = _model_key(store, args)
+            compaction = _settings(args, settings.get("compaction"), model_key)
+            window = _window(args, model_key, settings.get("models"))
+            estimator = get_estimator(args.estimator, model_key)
+            plan = plan_json(store, leaf, compaction, window, model_key, estimator)
+        finally:
+            store.close()
+        print(dumps_pretty(plan) if args.json else render_plan(plan))
+        return 0
+    if args.leaf:
+        raise CliError("--leaf is only for --dry-run: a compaction is appended at the leaf.")
+    return _run(args, cwd, settings)
+
+
+def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
+    from pitui.agent.compactor import CompactionFailed
+    from pitui.agent.session import AgentSession
+
+    try:
+        store = SessionStore.open(args.file)
+    except SessionFileError as exc:
+        raise CliError(str(exc)) from None
+    if store.read_only:
+        reason = store.read_only_reason or "it is open elsewhere"
+        store.close()
+        raise CliError(f"Cannot write to this session: {reason}")
+    try:
+        overrides: dict[str, Any] = {}
+        if args.keep_recent is not None:
+            overrides["keepRecentTokens"] = args.keep_recent
+        if args.reserve is not None:
+            overrides["reserveTokens"] = args.reserve
+        if overrides:
+            section = dict(settings.get("compaction") or {})
+            section.update(overrides)
+            settings.values["compaction"] = section
+        if args.estimator != "chars4":
+            settings.values.setdefault("compaction", {})["estimator"] = args.estimator
+        agent = AgentSession(
+            store,
+            cwd=store.cwd or cwd,
+            model=getattr(args, "model", None),
+            api_base=getattr(args, "api_base", None),
+            settings=settings,
+        )
+        problem = agent.problem()
+        if problem:
+            print(f"pitui: {problem}", file=sys.stderr)
+            return 1
+        try:
+            result = asyncio.run(agent.compact(args.instructions))
+        except CompactionFailed as exc:
+            print(f"pitui: {exc}", file=sys.stderr)
+            return 1 if not str(exc).startswith(("Already", "Nothing")) else 0
+        if args.json:
+            print(
+                dumps_pretty(
+                    {
+                        "entryId": result.entry_id,
+                        "firstKeptEntryId": result.first_kept_entry_id,
+                        "tokensBefore": result.tokens_before,
+                        "summary": result.summary,
+                        "fromHook": result.from_hook,
+                    }
+                )
+            )
+        else:
+            print(
+                f"Compacted from {result.tokens_before:,} tokens; kept from "
+                f"{result.first_kept_entry_id} (entry {result.entry_id})."
+            )
+        return 0
+    finally:
+        store.close()
