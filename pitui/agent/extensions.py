@@ -231,11 +231,8 @@ class Extensions:
         project_specs = _extension_list(_read(project_file, ignored), str(project_file), warnings)
         merged = settings.get("extensions")
         if isinstance(merged, list):
-            user_specs += [
-                s
-                for s in merged
-                if isinstance(s, str) and s not in user_specs and s not in project_specs
-            ]
+            given = [s.strip() for s in merged if isinstance(s, str) and s.strip()]
+            user_specs += [s for s in given if s not in user_specs and s not in project_specs]
 
         sources = [_Source(s, config_dir(), str(user_file)) for s in user_specs]
         project_sources = [_Source(s, cwd, str(project_file)) for s in project_specs]

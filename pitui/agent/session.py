@@ -29,6 +29,7 @@ from pitui.agent.events import (
     ToolEnd,
     ToolStart,
 )
+from pitui.agent.navigation import NavigateResult, navigate
 from pitui.agent.system_prompt import build_sections, system_patch
 from pitui.agent.tools import ToolContext, ToolResult, default_tools, execute
 from pitui.agent.tools.base import Tool
@@ -245,6 +246,34 @@ class AgentSession:
             return await task
         except asyncio.CancelledError:
             raise CompactionFailed("Compaction cancelled.", cancelled=True) from None
+
+    async def navigate(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> NavigateResult:
+        """Move the leaf (tree navigation), optionally summarizing the branch left behind."""
+        if self.running:
+            raise AgentError("The agent is busy: wait for it or press Esc first.")
+        task = asyncio.ensure_future(
+            navigate(
+                self,
+                target_id,
+                summarize=summarize,
+                instructions=instructions,
+                replace_instructions=replace_instructions,
+                label=label,
+            )
+        )
+        self._task = task  # type: ignore[assignment]
+        try:
+            return await task
+        except asyncio.CancelledError:
+            return NavigateResult(cancelled=True)
 
     async def _run(self, text: str, images: list[dict[str, Any]] | None) -> RunResult:
         result = RunResult()

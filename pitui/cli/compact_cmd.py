@@ -126,7 +126,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
     from pitui.agent.compactor import CompactionFailed
-    from pitui.agent.session import AgentSession
+    from pitui.cli.agent_setup import build_agent
 
     try:
         store = SessionStore.open(args.file)
@@ -148,13 +148,7 @@ def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
             settings.values["compaction"] = section
         if args.estimator != "chars4":
             settings.values.setdefault("compaction", {})["estimator"] = args.estimator
-        agent = AgentSession(
-            store,
-            cwd=store.cwd or cwd,
-            model=getattr(args, "model", None),
-            api_base=getattr(args, "api_base", None),
-            settings=settings,
-        )
+        agent = build_agent(args, store, cwd, settings, sys.stderr)
         problem = agent.problem()
         if problem:
             print(f"pitui: {problem}", file=sys.stderr)

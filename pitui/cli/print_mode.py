@@ -18,6 +18,8 @@ from typing import Any, TextIO
 
 from pitui.agent.events import (
     AgentEvent,
+    CompactionEnd,
+    CompactionStart,
     MessageDelta,
     MessageEnd,
     MessageStart,
@@ -28,6 +30,7 @@ from pitui.agent.events import (
     ToolStart,
 )
 from pitui.agent.session import AgentError, AgentSession, RunResult
+from pitui.cli.agent_setup import build_agent
 from pitui.cli.session_args import open_session
 from pitui.config import load_settings
 from pitui.session.oneline import tool_call_text
@@ -68,6 +71,13 @@ class TextPrinter:
             )
         elif isinstance(event, RunError):
             self.err.write(f"pitui: {event.message}\n")
+        elif isinstance(event, CompactionStart):
+            self.err.write(f"pitui: compacting the context ({event.reason})…\n")
+        elif isinstance(event, CompactionEnd):
+            if event.entry_id is not None:
+                self.err.write(f"pitui: compacted from {event.tokens_before:,} tokens.\n")
+            elif event.error:
+                self.err.write(f"pitui: compaction did not happen: {event.error}\n")
         self.err.flush()
 
 
@@ -119,6 +129,21 @@ class JsonPrinter:
             )
         elif isinstance(event, RunError):
             self.write({"type": "error", "kind": event.kind, "message": event.message})
+        elif isinstance(event, CompactionStart):
+            self.write({"type": "compaction", "phase": "start", "reason": event.reason})
+        elif isinstance(event, CompactionEnd):
+            self.write(
+                {
+                    "type": "compaction",
+                    "phase": "end",
+                    "reason": event.reason,
+                    "entryId": event.entry_id,
+                    "tokensBefore": event.tokens_before,
+                    "error": event.error,
+                    "cancelled": event.cancelled,
+                    "willRetry": event.will_retry,
+                }
+            )
         elif isinstance(event, RunEnded):
             self.write({"type": "done", "reason": event.reason})
 
@@ -159,14 +184,7 @@ def run_print(
     for load_warning in store.warnings:
         err.write(f"pitui: warning: {store.path}: {load_warning}\n")
     try:
-        agent = AgentSession(
-            store,
-            cwd=cwd,
-            model=args.model,
-            api_base=args.api_base,
-            thinking=args.thinking,
-            settings=settings,
-        )
+        agent = build_agent(args, store, cwd, settings, err)
         agent.subscribe(JsonPrinter(out) if args.json_events else TextPrinter(out, err))
         try:
             result = asyncio.run(_run_cancellable(agent, args.print_prompt))

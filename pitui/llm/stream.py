@@ -6,6 +6,7 @@ still has everything received so far (stored as an ``error`` or ``aborted`` repl
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -226,6 +227,34 @@ def request_kwargs(
     return kwargs
 
 
+_registered: set[str] = set()
+
+
+def ensure_known(info: ModelInfo) -> None:
+    """Tell litellm about a model missing from its price table (zero cost).
+
+    Without this, litellm fails to price every streamed reply of such a model and formats a
+    traceback in a background thread for each one.
+    """
+    name = info.ref.litellm_name
+    if info.known or name in _registered:
+        return
+    entry: dict[str, Any] = {
+        "litellm_provider": info.ref.provider or "openai",
+        "mode": "chat",
+        "input_cost_per_token": info.input_cost,
+        "output_cost_per_token": info.output_cost,
+    }
+    if info.context_window:
+        entry["max_input_tokens"] = info.context_window
+    if info.max_output:
+        entry["max_output_tokens"] = entry["max_tokens"] = info.max_output
+    # Registration is an optimization: never fail a request over it.
+    with contextlib.suppress(Exception):
+        litellm().register_model({name: entry, info.ref.model_id: dict(entry)})
+    _registered.add(name)
+
+
 async def stream_reply(
     info: ModelInfo,
     messages: list[dict[str, Any]],
@@ -236,6 +265,7 @@ async def stream_reply(
 ) -> None:
     """Run one streamed call, feeding ``builder``. Provider errors propagate to the caller."""
     module = litellm()
+    ensure_known(info)
     response = await module.acompletion(**request_kwargs(info, messages, tools, options))
     async for chunk in response:
         builder.feed(chunk, emit)

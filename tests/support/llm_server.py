@@ -154,8 +154,9 @@ def register_test_models(names: Iterable[str] = MODELS) -> None:
     the traceback in a worker thread; on CPython 3.11.7 that ``ast.parse`` races with the main
     thread's and can crash pytest with "SystemError: AST constructor recursion depth mismatch".
     """
-    import litellm
+    from pitui.llm.lazy import litellm as configured
 
+    litellm = configured()  # suppress_debug_info and the offline cost map, as pitui runs it
     info = {
         "litellm_provider": "openai",
         "mode": "chat",
