@@ -42,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with -p: print one JSON event per line instead of text",
     )
     add_session_options(parser)
+    parser.add_argument("-r", "--resume", action="store_true", help="pick a session to open (TUI)")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="open a generated example session with an offline demo model (no API key needed)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     inspect_cmds.register(sub)
     compact_cmd.register(sub)
@@ -70,8 +76,13 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None and args.print_prompt is None:
-        parser.print_help()
-        return 0
+        from pitui.cli.tui import run_tui
+
+        try:
+            return run_tui(args)
+        except (CliError, SessionError) as exc:
+            print(f"pitui: {exc}", file=sys.stderr)
+            return 2
     if getattr(args, "fast_exit", False):
         _FAST_EXIT.append(True)
     try:

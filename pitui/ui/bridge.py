@@ -1,0 +1,54 @@
+"""The bridge: store and agent events become Textual messages, published on the app's
+``session_events`` signal (widgets subscribe in ``on_mount``).
+
+Widgets re-render from the store. When the leaf moves, the projection
+is computed once by the store (it caches per leaf) and every view reads that same projection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+from textual.signal import Signal
+
+from pitui.agent.events import AgentEvent
+from pitui.session import SessionStore
+from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
+from pitui.ui import messages
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from pitui.agent.session import AgentSession
+
+
+class StoreBridge:
+    def __init__(self, app: App[int]) -> None:
+        self.app = app
+        self.signal: Signal[Message] = Signal(app, "session-events")
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    def attach(self, store: SessionStore, agent: AgentSession | None) -> None:
+        self.detach()
+        self._unsubscribe.append(store.subscribe(self.on_store_event))
+        if agent is not None:
+            self._unsubscribe.append(agent.subscribe(self.on_agent_event))
+
+    def detach(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+
+    def on_store_event(self, event: SessionEvent) -> None:
+        if isinstance(event, EntryAppended):
+            self.publish(messages.EntryAppended(event.entry_id, event.parent_id))
+        elif isinstance(event, LeafMoved):
+            self.publish(messages.LeafMoved(event.old_leaf_id, event.new_leaf_id))
+
+    def on_agent_event(self, event: AgentEvent) -> None:
+        self.publish(messages.AgentUpdate(event))
+
+    def publish(self, message: Message) -> None:
+        self.signal.publish(message)

@@ -1,0 +1,33 @@
+"""App-wide messages: store events and agent events, posted by the bridge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from pitui.agent.events import AgentEvent
+
+
+@dataclass
+class EntryAppended(Message):
+    entry_id: str
+    parent_id: str | None
+
+
+@dataclass
+class LeafMoved(Message):
+    old_leaf_id: str | None
+    new_leaf_id: str | None
+
+
+@dataclass
+class SessionSwitched(Message):
+    path: str | None
+
+
+@dataclass
+class AgentUpdate(Message):
+    """One agent event (streaming delta, message end, tool start/end, retry, compaction, ...)."""
+
+    event: AgentEvent

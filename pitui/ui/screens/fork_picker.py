@@ -1,0 +1,61 @@
+"""``/fork``: pick a user message; a new session starts just before it, with its text ready."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from pitui.session import SessionError, fork
+from pitui.ui.sanitize import strip_escapes
+
+if TYPE_CHECKING:
+    from pitui.ui.app import PituiApp
+
+
+class ForkPickerScreen(ModalScreen[None]):
+    DEFAULT_CSS: ClassVar[str] = """
+    ForkPickerScreen { align: center middle; }
+    ForkPickerScreen > OptionList { width: 90%; max-height: 80%; border: round $primary; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Cancel")]
+
+    @property
+    def pitui(self) -> PituiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        messages = self.pitui.store.user_messages()
+        if not messages:
+            yield Label("No user messages to fork from yet. Esc closes.")
+            return
+        options = [
+            Option(Content(" ".join(strip_escapes(text).split())[:120]), id=entry_id)
+            for entry_id, text in messages
+        ]
+        yield OptionList(*options)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        entry_id = event.option.id
+        if entry_id is None:
+            return
+        app = self.pitui
+        try:
+            new, text = fork(app.store, entry_id)
+        except SessionError as exc:
+            app.notify(str(exc), severity="warning", markup=False)
+            return
+        self.dismiss(None)
+        app.switch_session(new)
+        from pitui.ui.widgets.prompt import PromptEditor
+
+        app.screen.query_one(PromptEditor).set_text(text)
+        app.notify("Forked into a new session; edit and send the prompt.", markup=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

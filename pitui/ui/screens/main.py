@@ -1,0 +1,127 @@
+"""The main screen: chat pane, prompt editor, status line; slash commands and keys."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from pitui.ui.commands import COMMANDS, CommandContext, run_command
+from pitui.ui.widgets.chat import ChatView
+from pitui.ui.widgets.prompt import PromptEditor
+from pitui.ui.widgets.status import StatusLine
+
+if TYPE_CHECKING:
+    from pitui.ui.app import PituiApp
+
+DOUBLE_ESCAPE = 0.5
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "escape", "Abort / tree (twice)", show=True),
+        Binding("ctrl+c", "interrupt", "Abort / copy", show=False, priority=True),
+        Binding("ctrl+t", "tree", "Tree"),
+        Binding("f1", "help", "Help"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_escape = 0.0
+
+    @property
+    def pitui(self) -> PituiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield ChatView(id="chat")
+        yield PromptEditor(commands=sorted(COMMANDS), id="prompt")
+        yield StatusLine(id="status")
+
+    def on_mount(self) -> None:
+        self.query_one(PromptEditor).focus()
+
+    # ------------------------------------------------------------------ prompts
+
+    @on(PromptEditor.Submitted)
+    def on_submit(self, event: PromptEditor.Submitted) -> None:
+        event.stop()
+        text = event.text
+        if text.startswith("/"):
+            self.run_worker(run_command(CommandContext(self.pitui, self), text), group="command")
+            return
+        self.send_prompt(text)
+
+    def send_prompt(self, text: str) -> None:
+        app = self.pitui
+        agent = app.agent
+        if agent is None:
+            self.notify(app.status_note or "No model is configured.", severity="warning")
+            return
+        if agent.running:
+            agent.steer(text)
+            self.notify("Queued: delivered after the current tool batch.", timeout=3)
+            return
+        problem = agent.problem()
+        if problem:
+            self.notify(problem, severity="error", markup=False)
+            return
+        self.query_one(StatusLine).mark_busy()
+        self._run_agent(text)
+
+    @work(group="agent", exit_on_error=False)
+    async def _run_agent(self, text: str) -> None:
+        agent = self.pitui.agent
+        assert agent is not None
+        result = await agent.prompt(text)
+        if result.error is not None:
+            self.notify(result.error.message, severity="error", markup=False, timeout=8)
+
+    # ------------------------------------------------------------------ keys
+
+    def action_escape(self) -> None:
+        agent = self.pitui.agent
+        if agent is not None and agent.running:
+            agent.abort()
+            self.notify("Aborted.", timeout=2)
+            return
+        editor = self.query_one(PromptEditor)
+        now = time.monotonic()
+        if editor.text == "" and now - self._last_escape <= DOUBLE_ESCAPE:
+            self._last_escape = 0.0
+            self.action_tree()
+            return
+        self._last_escape = now
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "interrupt":
+            # Only while the agent works; otherwise Ctrl+C copies the selection (Textual).
+            agent = self.pitui.agent
+            return agent is not None and agent.running
+        return True
+
+    def action_interrupt(self) -> None:
+        agent = self.pitui.agent
+        if agent is not None and agent.running:
+            agent.abort()
+            self.notify("Aborted.", timeout=2)
+
+    def action_tree(self) -> None:
+        from pitui.ui.screens.tree_browser import TreeBrowserScreen
+
+        self.app.push_screen(TreeBrowserScreen(), self._after_tree)
+
+    def _after_tree(self, editor_text: str | None) -> None:
+        """The tree browser returns the text of a selected user message (edit and resubmit)."""
+        if editor_text:
+            editor = self.query_one(PromptEditor)
+            if not editor.text:
+                editor.set_text(editor_text)
+        self.query_one(PromptEditor).focus()
+
+    def action_help(self) -> None:
+        self.run_worker(run_command(CommandContext(self.pitui, self), "/help"), group="command")
