@@ -41,6 +41,11 @@ class PromptEditor(TextArea):
         self.prompt_history: list[str] = []
         self._history_index: int | None = None
 
+    def on_mount(self) -> None:
+        settings = getattr(self.app, "settings", None)
+        if settings is not None and settings.get("ui.cursorBlink", True) is False:
+            self.cursor_blink = False
+
     def action_submit(self) -> None:
         text = self.text.strip()
         if not text:

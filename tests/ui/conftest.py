@@ -1,0 +1,97 @@
+"""UI test helpers: snapshots in the top-level ``snapshots/`` folder, isolated dirs, a fixed
+clock, and an app factory over a session file."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_textual_snapshot
+
+from pitui.agent.session import AgentSession
+from pitui.config.settings import Settings
+from pitui.session import SessionStore
+from pitui.ui.app import PituiApp
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXED_NOW = 1_768_470_000.0  # 2026-01-15T09:40:00Z, near the fixtures' own timestamps
+
+# Snapshots live in <repo>/snapshots/<test module>/ (pytest-textual-snapshot is pinned).
+pytest_textual_snapshot.SVGImageExtension.dirname = classmethod(  # type: ignore[method-assign]
+    lambda cls, *, test_location: str(ROOT / "snapshots" / test_location.basename)
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Keep the developer's config, data and state out of UI tests."""
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    monkeypatch.delenv("PITUI_SESSION_DIR", raising=False)
+    monkeypatch.delenv("PITUI_MODEL", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    yield
+
+
+def fixed_clock() -> float:
+    return FIXED_NOW
+
+
+def copy_fixture(name: str, tmp_path: Path) -> Path:
+    """A private copy of a shared fixture (tests may append to it)."""
+    source = FIXTURES / name
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not present")
+    target = tmp_path / "sessions" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, target)
+    return target
+
+
+def make_app(
+    store: SessionStore,
+    *,
+    llm_url: str | None = None,
+    model: str | None = "openai/test-model",
+    settings: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> PituiApp:
+    """An app over ``store`` with a deterministic clock; an agent only when ``model`` is set."""
+    merged = Settings(
+        {"retry": {"baseDelayMs": 10}, "ui": {"cursorBlink": False}, **(settings or {})}
+    )
+
+    def agent_factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=s.cwd or ".",
+            model=model,
+            api_base=f"{llm_url}/v1" if llm_url else "http://127.0.0.1:9/v1",
+            settings=merged,
+        )
+
+    return PituiApp(
+        store,
+        agent_factory=agent_factory if model else None,
+        settings=merged,
+        clock=fixed_clock,
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def app_factory(tmp_path: Path) -> Callable[..., PituiApp]:
+    """``app_factory("pi-v3-branches.jsonl", llm_url=..., ...)`` → an app over a copy."""
+
+    def factory(fixture: str | None = None, **kwargs: Any) -> PituiApp:
+        if fixture is None:
+            store = SessionStore.create(tmp_path / "sessions", str(tmp_path))
+        else:
+            store = SessionStore.open(copy_fixture(fixture, tmp_path))
+        return make_app(store, **kwargs)
+
+    return factory
