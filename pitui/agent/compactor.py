@@ -92,7 +92,7 @@ class Compactor:
 
     # ------------------------------------------------------------------ running
 
-    def _summarizer(self) -> Summarizer:
+    def summarizer(self) -> Summarizer:
         agent = self.agent
         info = agent.model_info
         if info is None:
@@ -149,7 +149,7 @@ class Compactor:
         if agent.problem() is not None:
             raise CompactionFailed(str(agent.problem()))
         try:
-            summary = await self._summarizer().compaction_summary(plan, instructions)
+            summary = await self.summarizer().compaction_summary(plan, instructions)
         except SummaryError as exc:
             raise CompactionFailed(str(exc)) from None
         read_files, modified_files = plan.file_ops.lists()

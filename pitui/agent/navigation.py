@@ -82,32 +82,28 @@ async def navigate(
     details: Any = None
     usage: dict[str, Any] | None = None
     from_hook = False
-    if summarize and branch.entries:
-        if hook is not None and hasattr(hook, "summary"):
-            summary_text, details, from_hook = (
-                str(hook.summary),
-                getattr(hook, "details", None),
-                True,
+    if summarize and hook is not None and hasattr(hook, "summary"):
+        # An extension's summary is used whenever a summary was asked for (as pi does).
+        summary_text, details, from_hook = str(hook.summary), getattr(hook, "details", None), True
+    elif summarize and branch.entries:
+        if agent.problem() is not None:
+            raise NavigationError(f"Cannot summarize the branch: {agent.problem()}")
+        info = agent.model_info
+        assert info is not None
+        reserve = agent.settings.get("branchSummary.reserveTokens", DEFAULT_BRANCH_RESERVE)
+        budget = (info.context_window or DEFAULT_WINDOW) - int(reserve)
+        prep = prepare_branch_entries(store, branch.entries, budget)
+        try:
+            result = await agent.compactor.summarizer().branch_summary(
+                prep, instructions, replace_instructions
             )
-        else:
-            if agent.problem() is not None:
-                raise NavigationError(f"Cannot summarize the branch: {agent.problem()}")
-            info = agent.model_info
-            assert info is not None
-            reserve = agent.settings.get("branchSummary.reserveTokens", DEFAULT_BRANCH_RESERVE)
-            budget = (info.context_window or DEFAULT_WINDOW) - int(reserve)
-            prep = prepare_branch_entries(store, branch.entries, budget)
-            try:
-                result = await agent.compactor._summarizer().branch_summary(
-                    prep, instructions, replace_instructions
-                )
-            except asyncio.CancelledError:
-                return NavigateResult(cancelled=True)
-            except SummaryError as exc:
-                raise NavigationError(str(exc)) from None
-            summary_text, usage = result.text, result.usage
-            read_files, modified_files = prep.file_ops.lists()
-            details = {"readFiles": read_files, "modifiedFiles": modified_files}
+        except asyncio.CancelledError:
+            return NavigateResult(cancelled=True)
+        except SummaryError as exc:
+            raise NavigationError(str(exc)) from None
+        summary_text, usage = result.text, result.usage
+        read_files, modified_files = prep.file_ops.lists()
+        details = {"readFiles": read_files, "modifiedFiles": modified_files}
     new_leaf, editor_text = _new_leaf(agent, target_id)
     outcome = NavigateResult(editor_text=editor_text)
     if summary_text is not None:
