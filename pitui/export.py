@@ -9,12 +9,14 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from pathlib import Path
 
 from pitui.session import SessionStore
 from pitui.session.flatten import flatten
 from pitui.session.oneline import entry_text
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STYLE = """
 body { font: 14px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; color: #222; }
 .row { white-space: pre-wrap; font-family: ui-monospace, monospace; }
@@ -47,11 +49,11 @@ def export_html(store: SessionStore, path: Path) -> None:
     for row in flatten(store, "all"):
         entry = store.data(row.node)
         label = store.label_of(row.node.id)
-        text = (f"[{label}] " if label else "") + entry_text(entry)
+        text = _CONTROLS.sub("", (f"[{label}] " if label else "") + entry_text(entry))
         classes = (
             "row" + (" active" if row.on_path else "") + (" leaf" if row.node.id == leaf else "")
         )
-        body = json.dumps(entry, ensure_ascii=False, indent=2)
+        body = json.dumps(entry, ensure_ascii=True, indent=2)  # controls become \u escapes
         parts.append(
             f"<details><summary class='{classes}'>{html.escape(row.gutter + row.connector)}"
             f"{html.escape(row.node.id)} {html.escape(text)}</summary>"
