@@ -106,3 +106,14 @@ def llm(llm_server: ScriptedLLMServer) -> Iterator[ScriptedLLMServer]:
             f"(requests #{', #'.join(str(r.index) for r in unscripted)}); script more steps "
             "or set llm.fail_on_unscripted = False"
         )
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or writes the developer's real config, data or state folders."""
+    base = tmp_path_factory.mktemp("xdg")
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(name, str(base / name.lower()))
+    monkeypatch.delenv("PITUI_SESSION_DIR", raising=False)

@@ -49,6 +49,7 @@ from pitui.llm.stream import (
     ThinkingDelta,
     stream_reply,
 )
+from pitui.session.errors import SessionError
 from pitui.session.ids import now_ms
 from pitui.session.store import SessionStore
 
@@ -288,6 +289,11 @@ class AgentSession:
             result.aborted = True
             self._emit(RunEnded("aborted"))
             return result
+        except SessionError as exc:
+            # The disk is full, a permission changed, the session became read-only: the run
+            # stops with one sentence; nothing half-written stays (the store guarantees it).
+            result.error = ErrorInfo("storage", str(exc))
+            self._emit(RunError("storage", str(exc)))
         self._emit(RunEnded("error" if result.error else "done"))
         return result
 

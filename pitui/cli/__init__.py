@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -61,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run as a program (``argv`` None), an inspection command leaves with ``os._exit`` once its
     output is flushed: tearing down 200k entries would only add a tenth of a second.
     """
+    for stream in (sys.stdout, sys.stderr):
+        # Session text can hold lone surrogates or odd bytes: never crash while printing it.
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
     code = _main(argv)
     if argv is None and _FAST_EXIT:
         sys.stdout.flush()

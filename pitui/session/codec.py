@@ -39,4 +39,9 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 
 def dumps_pretty(obj: Any) -> str:
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode()
+    """Indented JSON for people; falls back to the stdlib for what orjson refuses (lone
+    surrogates, integers past 64 bits)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return json.dumps(obj, indent=2, ensure_ascii=True)

@@ -172,7 +172,7 @@ class _Reader:
             node = _node_decoder.decode(raw)
             if not raw.isascii():
                 raw.decode("utf-8")
-        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
             self.slow_entry(line_no, offset, raw, is_last_unterminated)
             return
         node.line, node.offset, node.length = line_no, offset, len(raw)
@@ -192,7 +192,7 @@ class _Reader:
         """
         try:
             nodes = list(map(_node_decoder.decode, lines))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
         lengths = list(map(len, lines))
         offsets = list(accumulate(map((1).__add__, lengths), initial=first_offset))

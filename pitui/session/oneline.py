@@ -23,6 +23,20 @@ def _home(path: str) -> str:
     return path
 
 
+def _thousands(tokens: object) -> str:
+    """``round(tokens / 1000)`` without overflowing on absurd values."""
+    if isinstance(tokens, bool) or not isinstance(tokens, int | float):
+        return "?"
+    if isinstance(tokens, float) and tokens != tokens:  # NaN
+        return "?"
+    if isinstance(tokens, int):
+        return str((tokens + 500) // 1000)
+    try:
+        return str(round(tokens / 1000))
+    except (OverflowError, ValueError):
+        return "?"
+
+
 def tool_call_text(name: str, args: Any) -> str:
     """``[read: path:1-20]``, ``[bash: cmd...]`` etc. for a tool call."""
     a = args if isinstance(args, dict) else {}
@@ -99,7 +113,7 @@ def entry_text(
         return f"[{entry.get('customType')}]: {_flat(text, None)}"
     if kind == "compaction":
         tokens = entry.get("tokensBefore")
-        k = round(tokens / 1000) if isinstance(tokens, int | float) else "?"
+        k = _thousands(tokens)
         return f"[compaction: {k}k tokens]"
     if kind == "branch_summary":
         return f"[branch summary]: {_flat(str(entry.get('summary') or ''), None)}"

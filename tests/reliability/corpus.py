@@ -1,0 +1,246 @@
+"""A generator of malformed and hostile session files (at least 30 kinds)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "hostile",
+    "timestamp": "2026-01-01T00:00:00.000Z",
+    "cwd": "/tmp",
+}
+
+
+def line(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def msg(entry_id: str, parent: object, text: str = "hi", role: str = "user") -> dict[str, object]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1},
+    }
+
+
+def chain(n: int, prefix: str = "e") -> bytes:
+    parts = [line(HEADER)]
+    parent: str | None = None
+    for i in range(n):
+        entry_id = f"{prefix}{i}"
+        parts.append(line(msg(entry_id, parent, f"m{i}")))
+        parent = entry_id
+    return b"".join(parts)
+
+
+def _cases() -> dict[str, Callable[[], bytes]]:
+    h = line(HEADER)
+    return {
+        "empty": lambda: b"",
+        "whitespace_only": lambda: b"  \n\n\t\n",
+        "header_only": lambda: h,
+        "header_no_newline": lambda: h.rstrip(b"\n"),
+        "no_header": lambda: line(msg("a", None)),
+        "garbage": lambda: b"this is not json at all\n",
+        "binary": lambda: bytes(range(256)) * 40,
+        "bom_crlf_blank": lambda: (
+            b"\xef\xbb\xbf"
+            + h.replace(b"\n", b"\r\n")
+            + b"\r\n\r\n"
+            + line(msg("a", None)).replace(b"\n", b"\r\n")
+        ),
+        "cycle_on_leaf_path": lambda: (
+            h + line(msg("a", "c")) + line(msg("b", "a")) + line(msg("c", "b"))
+        ),
+        "cycle_off_path": lambda: (
+            h
+            + line(msg("x", "y"))
+            + line(msg("y", "x"))
+            + line(msg("r", None))
+            + line(msg("leaf", "r"))
+        ),
+        "self_parent": lambda: h + line(msg("a", "a")),
+        "orphans": lambda: h + line(msg("a", "missing")) + line(msg("b", "gone")),
+        "duplicate_ids": lambda: (
+            h + line(msg("a", None, "one")) + line(msg("a", None, "two")) + line(msg("b", "a"))
+        ),
+        "duplicate_headers": lambda: h + line(msg("a", None)) + h + line(msg("b", "a")),
+        "huge_single_line": lambda: h + line(msg("big", None, "x" * 50_000_000)),
+        "invalid_utf8": lambda: (
+            h + b'{"type":"message","id":"u","parentId":null,"timestamp":"t",'
+            b'"message":{"role":"user","content":"caf\xe9 \xff\xfe","timestamp":1}}\n'
+        ),
+        "nul_bytes": lambda: h + b"\x00\x00\x00\n" + line(msg("a", None, "nul\x00inside")),
+        "unknown_types_and_roles": lambda: (
+            h
+            + line(
+                {"type": "alien", "id": "z", "parentId": None, "timestamp": "t", "payload": [1, 2]}
+            )
+            + line(msg("r", "z", "x", role="wizard"))
+        ),
+        "missing_fields": lambda: (
+            h
+            + line({"type": "message", "id": "a"})
+            + line({"type": "message", "parentId": None})
+            + line({"id": "b"})
+        ),
+        "wrong_types": lambda: (
+            h
+            + line({"type": 5, "id": "a"})
+            + line({"type": "message", "id": 7})
+            + line({"type": "message", "id": "p", "parentId": 12, "message": "str"})
+            + line(
+                {
+                    "type": "compaction",
+                    "id": "c",
+                    "parentId": "p",
+                    "summary": None,
+                    "firstKeptEntryId": 3,
+                    "tokensBefore": "many",
+                }
+            )
+        ),
+        "json_not_object": lambda: h + b'[1,2,3]\n"just a string"\n42\nnull\n',
+        "deeply_nested_json": lambda: (
+            h
+            + b'{"type":"message","id":"d","parentId":null,"x":'
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}\n"
+        ),
+        "huge_numbers": lambda: (
+            h
+            + line(
+                {
+                    "type": "compaction",
+                    "id": "c",
+                    "parentId": None,
+                    "summary": "s",
+                    "firstKeptEntryId": "c",
+                    "tokensBefore": 10**400,
+                }
+            )
+        ),
+        "lone_surrogates": lambda: (
+            h + b'{"type":"message","id":"s","parentId":null,"timestamp":'
+            b'"t","message":{"role":"user","content":"\\ud83d alone","timestamp":1}}\n'
+        ),
+        "torn_tail": lambda: h + line(msg("a", None)) + b'{"type":"message","id":"b","par',
+        "deep_chain_100k": lambda: chain(100_000),
+        "siblings_10k": lambda: (
+            h
+            + line(msg("root", None))
+            + b"".join(line(msg(f"s{i}", "root", f"sib {i}")) for i in range(10_000))
+        ),
+        "markup_and_escapes": lambda: (
+            h
+            + line(
+                msg(
+                    "m",
+                    None,
+                    "[bold]x[/] [/] [x[0]] \x1b[31mred\x1b[0m \x1b]0;title\x07 "
+                    "\x1b]52;c;aGVsbG8=\x07 \x1b[2J \u202eRTL \u200bzw",
+                )
+            )
+        ),
+        "legacy_v1_bad_compaction": lambda: (
+            line({"type": "session", "id": "v1", "timestamp": "2025-01-01T00:00:00.000Z"})
+            + line(
+                {
+                    "type": "message",
+                    "timestamp": "t",
+                    "message": {"role": "user", "content": "a", "timestamp": 1},
+                }
+            )
+            + line(
+                {
+                    "type": "compaction",
+                    "timestamp": "t",
+                    "summary": "s",
+                    "firstKeptEntryIndex": 999,
+                    "tokensBefore": 1,
+                }
+            )
+        ),
+        "context_edit_hostile": lambda: (
+            h
+            + line(msg("a", None))
+            + line(
+                {
+                    "type": "context_edit",
+                    "id": "e",
+                    "parentId": "a",
+                    "timestamp": "t",
+                    "targetId": "a",
+                    "replacement": {"content": 5},
+                }
+            )
+            + line(
+                {
+                    "type": "context_edit",
+                    "id": "f",
+                    "parentId": "e",
+                    "timestamp": "t",
+                    "targetId": "nope",
+                    "replacement": None,
+                }
+            )
+        ),
+        "label_on_missing": lambda: (
+            h
+            + line(msg("a", None))
+            + line(
+                {
+                    "type": "label",
+                    "id": "l",
+                    "parentId": "a",
+                    "timestamp": "t",
+                    "targetId": "zzz",
+                    "label": "[bold]x",
+                }
+            )
+        ),
+        "bad_timestamps": lambda: (
+            h
+            + line(msg("a", None))
+            + line({**msg("b", "a"), "timestamp": 12345})
+            + line({**msg("c", "a"), "timestamp": None})
+        ),
+        "header_missing_id": lambda: line({"type": "session", "version": 3}) + line(msg("a", None)),
+        "system_message_weird": lambda: (
+            h
+            + line(
+                {
+                    "type": "message",
+                    "id": "s",
+                    "parentId": None,
+                    "timestamp": "t",
+                    "message": {
+                        "role": "system",
+                        "content": None,
+                        "sections": {"a": None, "b": 5},
+                        "toolsAdded": [None, {"name": 3}],
+                    },
+                }
+            )
+        ),
+    }
+
+
+CASES = _cases()
+
+
+def write_corpus(folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, make in CASES.items():
+        path = folder / f"{name}.jsonl"
+        path.write_bytes(make())
+        out[name] = path
+    return out
