@@ -1,20 +1,37 @@
 """The status line: model, thinking level, context gauge, session name, branch position, and
-a spinner with elapsed time (or a retry countdown) while the agent works."""
+a spinner with elapsed time (or a retry countdown) while the agent works.
+
+Cheap by construction: the parts that need the store (gauge, branch position, session name)
+are computed once per burst of store events and cached; the spinner tick only re-renders the
+cached parts with a new frame.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.content import Content
-from textual.widgets import Static
+from textual.timer import Timer
+from textual.widget import Widget
 
-from pitui.agent.events import CompactionEnd, MessageEnd, RetryScheduled, RunEnded
+from pitui.agent.events import (
+    CompactionEnd,
+    CompactionStart,
+    MessageEnd,
+    MessageStart,
+    RetryScheduled,
+    RunEnded,
+    RunError,
+)
+from pitui.session.node import Node
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SEPARATOR = "  ·  "
+NO_MODEL = "No model: start pitui with --model provider/name or set defaultModel in settings."
 
 
 def short_tokens(n: int) -> str:
@@ -25,7 +42,18 @@ def short_tokens(n: int) -> str:
     return str(n)
 
 
-class StatusLine(Static):
+def elapsed_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m {seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+class StatusLine(Widget):
     """One line under the editor. It reads the store and the agent; it owns nothing."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -33,11 +61,19 @@ class StatusLine(Static):
     """
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__("", markup=False, **kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]
         self._busy_since: float | None = None
-        self._retry_until: float | None = None
+        self._running = False
+        self._compacting = False
+        self._retry: tuple[float, int, int] | None = None  # (until, attempt, max attempts)
         self._frame = 0
-        self._after_compaction = False
+        self._timer: Timer | None = None
+        self._dirty = True
+        self._refresh_scheduled = False
+        # Cached store-derived parts (see _recompute).
+        self._gauge: Content = Content("")
+        self._name = ""
+        self._position = ""
 
     @property
     def pitui(self) -> PituiApp:
@@ -45,81 +81,204 @@ class StatusLine(Static):
 
     def on_mount(self) -> None:
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
-        self.set_interval(0.1, self._tick, pause=False)
-        self.refresh_status()
+        self._timer = self.set_interval(0.1, self._tick, pause=True)
+        self._recompute()
+
+    # ------------------------------------------------------------------ events
 
     def _on_session_event(self, message: object) -> None:
         if isinstance(message, AgentUpdate):
-            event = message.event
-            if isinstance(event, RetryScheduled):
-                self._retry_until = self.pitui.clock() + event.delay
-            elif isinstance(event, CompactionEnd) and event.entry_id:
-                self._after_compaction = True
-            elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
-                self._retry_until = None
-                if event.message.get("stopReason") not in ("error", "aborted"):
-                    self._after_compaction = False
-            elif isinstance(event, RunEnded):
-                self._busy_since = None
-                self._retry_until = None
-        if isinstance(message, EntryAppended | LeafMoved | SessionSwitched | AgentUpdate):
-            self.refresh_status()
+            self._on_agent_event(message.event)
+        elif isinstance(message, EntryAppended | LeafMoved | SessionSwitched):
+            if isinstance(message, SessionSwitched):
+                self._running = self._compacting = False
+                self._retry = None
+                self._update_busy()
+            self._invalidate()
+
+    def _on_agent_event(self, event: object) -> None:
+        if isinstance(event, MessageStart):
+            self._running = True
+            self._retry = None
+            self._update_busy()
+        elif isinstance(event, RetryScheduled):
+            until = self.pitui.clock() + event.delay
+            self._retry = (until, event.attempt, event.max_attempts)
+            self.refresh()
+        elif isinstance(event, CompactionStart):
+            self._compacting = True
+            self._update_busy()
+        elif isinstance(event, CompactionEnd):
+            self._compacting = False
+            self._update_busy()
+            self._invalidate()
+        elif isinstance(event, RunEnded):
+            self._running = self._compacting = False
+            self._retry = None
+            self._update_busy()
+            self._invalidate()
+        elif isinstance(event, MessageEnd):
+            self._invalidate()
+        elif isinstance(event, RunError) and event.kind == "config":
+            # The run never started (no RunEnded follows).
+            self._running = False
+            self._update_busy()
 
     def mark_busy(self) -> None:
-        self._busy_since = self.pitui.clock()
-        self.refresh_status()
+        """The app started a run (shown at once, before the first agent event)."""
+        self._running = True
+        self._update_busy()
+
+    @property
+    def busy(self) -> bool:
+        return self._busy_since is not None
+
+    def _update_busy(self) -> None:
+        busy = self._running or self._compacting
+        if busy and self._busy_since is None:
+            self._busy_since = self.pitui.clock()
+            self._frame = 0
+            if self._timer is not None:
+                self._timer.resume()
+        elif not busy and self._busy_since is not None:
+            self._busy_since = None
+            if self._timer is not None:
+                self._timer.pause()
+        self.refresh()
 
     def _tick(self) -> None:
         if self._busy_since is not None:
             self._frame = (self._frame + 1) % len(SPINNER)
-            self.refresh_status()
+            self.refresh()
 
-    def gauge(self) -> str:
-        agent = self.pitui.agent
-        if agent is None or agent.model_info is None:
-            return ""
-        window = agent.model_info.context_window
-        used = "?" if self._after_compaction else short_tokens(agent.compactor.context_tokens())
-        return f"{used}/{short_tokens(window)}" if window else f"{used}/? (auto-compaction off)"
+    # ------------------------------------------------------------------ cached parts
 
-    def branch_position(self) -> str:
+    def _invalidate(self) -> None:
+        """Recompute the store-derived parts once, after the current burst of events."""
+        self._dirty = True
+        if not self._refresh_scheduled:
+            self._refresh_scheduled = True
+            self.call_later(self._recompute)
+
+    def _recompute(self) -> None:
+        self._refresh_scheduled = False
+        if not self._dirty:
+            return
+        self._dirty = False
         store = self.pitui.store
         path = store.path_to()
+        self._gauge = self.gauge(path)
+        self._name = store.session_name or ""
+        self._position = self.branch_position(path)
+        self.refresh()
+
+    def gauge(self, path: list[Node] | None = None) -> Content:
+        """``84k/200k``; ``?`` for the used part after a compaction, until the next reply."""
+        agent = self.pitui.agent
+        if agent is None or agent.model_name is None:
+            return Content("")
+        window = agent.compactor.context_window
+        store = self.pitui.store
+        unknown = self._compacted_since_reply(path if path is not None else store.path_to())
+        used_tokens: int | None = None
+        if not unknown:
+            try:
+                used_tokens = agent.compactor.context_tokens()
+            except Exception:
+                used_tokens = None
+        used = "?" if used_tokens is None else short_tokens(used_tokens)
+        text = f"{used}/{short_tokens(window)}" if window else f"{used}/?"
+        style = ""
+        if window and used_tokens is not None:
+            ratio = used_tokens / window
+            style = "$error" if ratio >= 0.9 else "$warning" if ratio >= 0.75 else ""
+        return Content.styled(text, style) if style else Content(text)
+
+    def _compacted_since_reply(self, path: list[Node]) -> bool:
+        """True when a compaction is newer than the last answered reply on the branch."""
+        store = self.pitui.store
         for node in reversed(path):
+            if node.type == "compaction":
+                return True
+            if node.type == "message" and node.role == "assistant":
+                message = store.data(node).get("message") or {}
+                if message.get("stopReason") not in ("error", "aborted"):
+                    return False
+        return False
+
+    def branch_position(self, path: list[Node] | None = None) -> str:
+        """``branch 2 of 3`` at the fork nearest the leaf ('' on a linear session)."""
+        store = self.pitui.store
+        for node in reversed(path if path is not None else store.path_to()):
             parent = node.parent
-            siblings = store.tree_children(parent.id if parent else None)
+            while parent is not None and parent.hidden:
+                parent = parent.parent
+            siblings = store.tree_children(parent.id if parent is not None else None)
             if len(siblings) > 1:
                 index = next((i for i, s in enumerate(siblings) if s.id == node.id), 0)
                 return f"branch {index + 1} of {len(siblings)}"
         return ""
 
-    def render_text(self) -> str:
+    # ------------------------------------------------------------------ rendering
+
+    def left_parts(self) -> list[Content]:
         app = self.pitui
         agent = app.agent
-        parts: list[str] = []
+        parts: list[Content] = []
         if agent is None or agent.model_name is None:
-            parts.append(app.status_note or "No model: start with --model provider/name.")
+            note = app.status_note or NO_MODEL
+            parts.append(Content.styled(note, "$warning"))
         else:
+            name = agent.model_name + (" (demo)" if app.demo else "")
+            parts.append(Content.styled(name, "bold"))
+            parts.append(Content(f"thinking {agent.thinking}"))
+            if self._gauge:
+                parts.append(self._gauge)
             problem = agent.problem()
-            parts.append(f"{agent.model_name}" + (" (demo)" if app.demo else ""))
-            parts.append(f"thinking {agent.thinking}")
-            gauge = self.gauge()
-            if gauge:
-                parts.append(gauge)
             if problem:
-                parts.append(problem)
-        if app.store.session_name:
-            parts.append(app.store.session_name)
-        position = self.branch_position()
-        if position:
-            parts.append(position)
-        if self._busy_since is not None:
-            now = app.clock()
-            if self._retry_until is not None and self._retry_until > now:
-                parts.append(f"{SPINNER[self._frame]} retrying in {self._retry_until - now:.0f}s")
-            else:
-                parts.append(f"{SPINNER[self._frame]} {now - self._busy_since:.0f}s")
-        return "  ·  ".join(parts)
+                parts.append(Content.styled(problem, "$warning"))
+        if self._name:
+            parts.append(Content(self._name))
+        if self._position:
+            parts.append(Content(self._position))
+        return parts
+
+    def activity(self) -> Content:
+        if self._busy_since is None:
+            return Content("")
+        now = self.pitui.clock()
+        spinner = SPINNER[self._frame]
+        if self._retry is not None and self._retry[0] > now:
+            until, attempt, total = self._retry
+            return Content.styled(
+                f"{spinner} retrying in {until - now:.0f}s ({attempt}/{total})", "$warning"
+            )
+        label = "compacting" if self._compacting else "working"
+        return Content.styled(
+            f"{spinner} {label} {elapsed_text(now - self._busy_since)}", "$accent"
+        )
+
+    def render_text(self) -> str:
+        """The whole line as plain text (tests, and the source of :meth:`render`)."""
+        return str(self._assemble(None))
+
+    def _assemble(self, width: int | None) -> Content:
+        left = Content(SEPARATOR).join(self.left_parts())
+        right = self.activity()
+        if not right:
+            return left
+        if width is None:
+            return Content.assemble(left, SEPARATOR, right)
+        room = width - right.cell_length - 2
+        if left.cell_length > room:
+            left = left.truncate(max(0, room - 1), ellipsis=True) if room > 1 else Content("")
+        gap = max(2, width - left.cell_length - right.cell_length)
+        return Content.assemble(left, " " * gap, right)
+
+    def render(self) -> Content:
+        return self._assemble(self.content_region.width or None)
 
     def refresh_status(self) -> None:
-        self.update(Content(self.render_text()))
+        """Recompute everything now (after a change the bridge does not announce)."""
+        self._dirty = True
+        self._recompute()

@@ -1,0 +1,1272 @@
+"""The tree browser's details pane: the highlighted entry, the context the model would see if
+the leaf were there, and the compaction in effect.
+
+``DetailsPane.show(entry_id)`` is called on every cursor move: it only records the id and
+restarts a short debounce timer. When the timer fires, only the visible tab is rebuilt; the
+others are rebuilt when they are activated. Context views are cached per entry id, and real
+(tiktoken) token counts run in a thread worker, filled in when ready ("counting…" meanwhile).
+
+Everything shown comes from the session file and is untrusted: it goes through ``Content(...)``
+(never parsed as markup) after escape sequences are removed; tool output keeps SGR colours only;
+compaction summaries are rendered as Markdown on purpose (brackets stay literal there).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import (
+    Button,
+    Collapsible,
+    Markdown,
+    OptionList,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+from textual.widgets.option_list import Option
+
+from pitui.compaction.prepare import projected_context_tokens
+from pitui.compaction.tokens import estimate_tokens, js_len
+from pitui.llm.models import ModelRef, model_info
+from pitui.session.entries import message_text
+from pitui.session.errors import EntryNotFoundError
+from pitui.session.oneline import entry_text
+from pitui.ui.sanitize import strip_escapes, tool_output_text
+
+if TYPE_CHECKING:
+    from pitui.session.projection import Projection
+    from pitui.session.store import SessionStore
+
+TabName = Literal["entry", "context", "compaction"]
+TABS: tuple[TabName, ...] = ("entry", "context", "compaction")
+
+DEBOUNCE = 0.05  # seconds between the last show() and the rebuild
+ROW_CAP = 300  # context rows mounted before "show more"
+TEXT_CAP = 100_000  # characters of one text block shown in the entry tab
+RAW_CAP = 200_000  # characters of raw JSON shown
+PREVIEW = 160  # characters of a context row's preview
+CACHE_SIZE = 32  # context views kept
+
+_KEY = "$text-muted"
+_HEAD = "bold $accent"
+
+ROLE_NAMES = {
+    "toolResult": "tool",
+    "compactionSummary": "summary",
+    "branchSummary": "branch",
+    "bashExecution": "bash",
+}
+
+
+# ----------------------------------------------------------------------------- text helpers
+
+
+def _cap(text: str, limit: int = TEXT_CAP) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters, and how many were cut."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def plain(text: str, limit: int = TEXT_CAP) -> Content:
+    """Untrusted text, literal: no markup, no escapes; very long text is cut with a note."""
+    shown, cut = _cap(text, limit)
+    content = Content(strip_escapes(shown))
+    if cut:
+        content = content + Content.styled(f"\n… {cut:,} more characters (see raw JSON)", _KEY)
+    return content
+
+
+def tool_output(text: str) -> Content:
+    """Tool output: SGR colours kept, every other escape removed, no markup."""
+    shown, cut = _cap(text)
+    content = Content.from_rich_text(tool_output_text(shown))
+    if cut:
+        content = content + Content.styled(f"\n… {cut:,} more characters (see raw JSON)", _KEY)
+    return content
+
+
+def one_line(text: str, limit: int = PREVIEW) -> str:
+    flat = " ".join(strip_escapes(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _heading(text: str) -> Content:
+    return Content.styled(text, _HEAD)
+
+
+def _kv(key: str, value: str | Content) -> Content:
+    shown = value if isinstance(value, Content) else Content(strip_escapes(value))
+    return Content.assemble((f"{key:<11}", _KEY), shown)
+
+
+def _join(parts: list[Content]) -> Content:
+    return Content("\n").join(parts)
+
+
+def _number(value: Any) -> int | float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _fmt_int(value: Any) -> str:
+    number = _number(value)
+    return f"{number:,.0f}" if number is not None else "?"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def usage_text(usage: Any) -> str | None:
+    """``input 559 · output 21 · cache read 0 · cache write 0 · total 580``."""
+    if not isinstance(usage, dict):
+        return None
+    parts = [
+        f"{label} {_fmt_int(usage.get(key))}"
+        for key, label in (
+            ("input", "input"),
+            ("output", "output"),
+            ("cacheRead", "cache read"),
+            ("cacheWrite", "cache write"),
+            ("totalTokens", "total"),
+        )
+        if _number(usage.get(key)) is not None
+    ]
+    return " · ".join(parts) if parts else None
+
+
+def cost_text(usage: Any) -> str | None:
+    """``$0.001992 (input $0.001677 · output $0.000315)``."""
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    if not isinstance(cost, dict):
+        return None
+    total = _number(cost.get("total"))
+    parts = [
+        f"{key} ${value:.6f}"
+        for key in ("input", "output", "cacheRead", "cacheWrite")
+        if (value := _number(cost.get(key)))
+    ]
+    head = f"${total:.6f}" if total is not None else "?"
+    return f"{head} ({' · '.join(parts)})" if parts else head
+
+
+def tokens_of(text: str) -> int:
+    return math.ceil(js_len(text) / 4)
+
+
+# ----------------------------------------------------------------------------- entry tab
+
+
+def entry_meta(entry: dict[str, Any], label: str | None = None) -> Content:
+    """The entry's metadata: id, parent, type, timestamp, model, usage, cost, stop reason."""
+    lines = [
+        _kv("id", str(entry.get("id"))),
+        _kv("parent", str(entry.get("parentId") or "(root)")),
+    ]
+    kind = str(entry.get("type"))
+    message = entry.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    lines.append(_kv("type", f"{kind} · {role}" if role else kind))
+    if entry.get("timestamp") is not None:
+        lines.append(_kv("timestamp", str(entry.get("timestamp"))))
+    if label:
+        lines.append(_kv("label", label))
+    if isinstance(message, dict):
+        if message.get("model") or message.get("provider"):
+            model = "/".join(str(p) for p in (message.get("provider"), message.get("model")) if p)
+            lines.append(_kv("model", model))
+        usage = usage_text(message.get("usage"))
+        if usage:
+            lines.append(_kv("usage", usage))
+        cost = cost_text(message.get("usage"))
+        if cost:
+            lines.append(_kv("cost", cost))
+        if message.get("stopReason"):
+            lines.append(_kv("stopReason", str(message.get("stopReason"))))
+    elif kind == "model_change":
+        lines.append(_kv("model", f"{entry.get('provider')}/{entry.get('modelId')}"))
+    return _join(lines)
+
+
+def _content_body(content: Any, output: Callable[[str], Content] = plain) -> list[Content]:
+    """One part per content block (text, image placeholder)."""
+    if isinstance(content, str):
+        return [output(content)]
+    parts: list[Content] = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                parts.append(output(block["text"]))
+            elif kind == "image":
+                data = block.get("data")
+                size = f", {len(data):,} base64 characters" if isinstance(data, str) else ""
+                parts.append(Content.styled(f"(image: {block.get('mimeType')}{size})", _KEY))
+            else:
+                parts.append(Content.styled(f"({kind} block)", _KEY))
+    return parts
+
+
+def _block(title: str, *lines: Content) -> Content:
+    """A heading and the lines under it (blocks are separated by a blank line)."""
+    return _join([_heading(strip_escapes(title)), *lines])
+
+
+def _assistant_body(message: dict[str, Any]) -> list[Content]:
+    blocks: list[Content] = []
+    content = message.get("content")
+    for block in content if isinstance(content, list) else [content]:
+        if isinstance(block, str):
+            blocks.append(plain(block))
+            continue
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            blocks.append(plain(block["text"]))
+        elif kind == "thinking":
+            thinking = block.get("thinking")
+            if block.get("redacted") or not isinstance(thinking, str):
+                blocks.append(_block("thinking", Content.styled("(redacted)", _KEY)))
+            else:
+                blocks.append(_block("thinking", plain(thinking).stylize("italic $text-muted")))
+        elif kind == "toolCall":
+            title = f"tool call · {block.get('name')} · {block.get('id')}"
+            blocks.append(_block(title, plain(_json(block.get("arguments")))))
+        else:
+            blocks.append(Content.styled(f"({kind} block)", _KEY))
+    stop = message.get("stopReason")
+    if stop == "error":
+        error = message.get("errorMessage") or "error"
+        blocks.append(Content.assemble(("error: ", "bold $error"), plain(str(error))))
+    elif stop == "aborted":
+        blocks.append(Content.styled("(aborted)", "bold $warning"))
+    if not blocks:
+        blocks.append(Content.styled("(no content)", _KEY))
+    return blocks
+
+
+def _system_body(message: dict[str, Any]) -> list[Content]:
+    blocks = [p for p in _content_body(message.get("content")) if p.plain]
+    sections = message.get("sections")
+    if isinstance(sections, dict):
+        for name, value in sections.items():
+            text = plain(value) if isinstance(value, str) else Content.styled("(removed)", _KEY)
+            blocks.append(_block(f"section {name}", text))
+    for key, title in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
+        tools = message.get(key)
+        if isinstance(tools, list) and tools:
+            blocks.append(_block(title, *[_tool_line(t) for t in tools if isinstance(t, dict)]))
+    return blocks
+
+
+def _tool_line(tool: dict[str, Any]) -> Content:
+    description = tool.get("description")
+    name = Content.styled(strip_escapes(str(tool.get("name"))), "bold")
+    if isinstance(description, str) and description:
+        return Content.assemble(name, " — ", plain(one_line(description, 400)))
+    return name
+
+
+def _message_body(message: dict[str, Any]) -> list[Content]:
+    role = message.get("role")
+    if role == "assistant":
+        return _assistant_body(message)
+    if role == "toolResult":
+        title = f"tool result · {message.get('toolName')} · {message.get('toolCallId')}"
+        if message.get("isError"):
+            title += " · error"
+        return [_block(title, *_content_body(message.get("content"), tool_output))]
+    if role == "system":
+        return _system_body(message)
+    if role == "bashExecution":
+        lines = [plain(f"$ {message.get('command') or ''}")]
+        lines.append(tool_output(str(message.get("output") or "")))
+        if message.get("exitCode") is not None:
+            lines.append(_kv("exit code", str(message.get("exitCode"))))
+        return [_block("bash", *lines)]
+    if role in ("branchSummary", "compactionSummary"):
+        return [_block(str(role), plain(str(message.get("summary") or "")))]
+    if role == "custom":
+        title = f"custom · {message.get('customType')}"
+        return [_block(title, *_content_body(message.get("content")))]
+    return _content_body(message.get("content")) or [Content.styled("(no content)", _KEY)]
+
+
+def entry_body(entry: dict[str, Any]) -> Content:
+    """The whole entry as literal text (tool output with its SGR colours), block by block."""
+    kind = entry.get("type")
+    blocks: list[Content]
+    if kind == "message" and isinstance(entry.get("message"), dict):
+        blocks = _message_body(entry["message"])
+    elif kind == "custom_message":
+        lines = _content_body(entry.get("content"))
+        if entry.get("display") is False:
+            lines.append(Content.styled("(hidden from the chat)", _KEY))
+        blocks = [_block(f"custom message · {entry.get('customType')}", *lines)]
+    elif kind == "compaction":
+        facts = _join(
+            [
+                _kv("first kept", str(entry.get("firstKeptEntryId"))),
+                _kv("tokens", f"{_fmt_int(entry.get('tokensBefore'))} before"),
+                Content.styled("(details in the Compaction tab)", _KEY),
+            ]
+        )
+        blocks = [facts, _block("summary", plain(str(entry.get("summary") or "")))]
+    elif kind == "branch_summary":
+        blocks = [
+            _kv("from", str(entry.get("fromId"))),
+            _block("summary", plain(str(entry.get("summary") or ""))),
+        ]
+    elif kind == "context_edit":
+        replacement = entry.get("replacement")
+        blocks = [_kv("target", str(entry.get("targetId")))]
+        if replacement is None:
+            blocks.append(Content.styled("omits the target from the context", "bold $warning"))
+        else:
+            content = replacement.get("content") if isinstance(replacement, dict) else None
+            blocks.append(_block("replaced by", *_content_body(content)))
+    elif kind == "thinking_level_change":
+        blocks = [_kv("thinking", str(entry.get("thinkingLevel")))]
+    elif kind == "model_change":
+        blocks = [_kv("model", f"{entry.get('provider')}/{entry.get('modelId')}")]
+    elif kind == "label":
+        target = _kv("target", str(entry.get("targetId")))
+        blocks = [_join([target, _kv("label", str(entry.get("label")))])]
+    elif kind == "session_info":
+        blocks = [_kv("name", str(entry.get("name")))]
+    else:
+        data = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
+        blocks = [plain(_json(data))] if data else []
+    return Content("\n\n").join(blocks) if blocks else Content.styled("(nothing else)", _KEY)
+
+
+def raw_json(entry: dict[str, Any]) -> Content:
+    return plain(_json(entry), RAW_CAP)
+
+
+# ----------------------------------------------------------------------------- context tab
+
+
+RowKind = Literal["message", "omitted"]
+
+
+@dataclass(frozen=True)
+class ContextRow:
+    """One line of the context list: a projected message, or an entry omitted by an edit."""
+
+    kind: RowKind
+    entry_id: str
+    role: str
+    tokens: int | None  # chars/4
+    message_index: int | None  # index into projection.messages
+    preview: str
+    markers: tuple[str, ...] = ()  # compaction, checkpoint, kept, edited, omitted, prompt
+    note: str = ""
+
+
+@dataclass
+class ContextView:
+    """Everything the context tab shows for one entry (tiktoken counts arrive later)."""
+
+    entry_id: str
+    projection: Projection
+    rows: list[ContextRow]
+    estimate: int  # chars/4: the folded system prompt once, plus every other message
+    used: int  # pi's projected context tokens (last usage + what follows, or the estimate)
+    from_usage: bool
+    window: int | None
+    model_name: str | None
+    sections: list[tuple[str, str]] = field(default_factory=list)
+    system_tokens: int = 0
+
+
+def _role(message: dict[str, Any]) -> str:
+    role = str(message.get("role"))
+    return ROLE_NAMES.get(role, role)
+
+
+def message_preview(message: dict[str, Any]) -> str:
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        return one_line(str(message.get("summary") or ""))
+    if role == "system":
+        bits = []
+        sections = message.get("sections")
+        if isinstance(sections, dict) and sections:
+            bits.append("sections " + ", ".join(str(s) for s in sections))
+        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+            tools = message.get(key)
+            if isinstance(tools, list) and tools:
+                names = [str(t.get("name")) for t in tools if isinstance(t, dict)]
+                bits.append("tools " + ", ".join(sign + n for n in names))
+        return one_line("; ".join(bits) or message_text(message, " "))
+    if role == "toolResult":
+        return one_line(f"{message.get('toolName')}: {message_text(message, ' ')}")
+    if role == "bashExecution":
+        return one_line(f"$ {message.get('command')}")
+    if role == "assistant":
+        text = message_text(message, " ")
+        calls = [
+            f"{b.get('name')}({json.dumps(b.get('arguments'), ensure_ascii=False)})"
+            for b in message.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
+        if calls:
+            text = (text + " " if text else "") + " ".join("→ " + c for c in calls)
+        if not text and message.get("stopReason") in ("error", "aborted"):
+            text = f"({message.get('stopReason')}) {message.get('errorMessage') or ''}"
+        return one_line(text)
+    return one_line(message_text(message, " "))
+
+
+def summarized_count(store: SessionStore, compaction_id: str) -> int | None:
+    """How many entries on the path before the compaction's first kept entry it summarizes."""
+    try:
+        data = store.get(compaction_id)
+        path = store.path_to(compaction_id)
+    except EntryNotFoundError:
+        return None
+    first = data.get("firstKeptEntryId")
+    ids = [n.id for n in path[:-1]]
+    if isinstance(first, str) and first in ids:
+        return ids.index(first)
+    return len(ids)
+
+
+def resolve_model(
+    projection: Projection, agent: Any, model_name: str | None, window: int | None
+) -> tuple[str | None, int | None]:
+    """The model name (for tiktoken) and its context window: explicit values first, then the
+    agent's model, then the session's model at this entry."""
+    name = model_name
+    if name is None and agent is not None:
+        name = getattr(agent, "model_name", None)
+        if window is None:
+            info = getattr(agent, "model_info", None)
+            window = getattr(info, "context_window", None)
+    session = projection.model
+    session_name = (
+        f"{session.get('provider')}/{session.get('modelId')}"
+        if session and session.get("provider") and session.get("modelId")
+        else None
+    )
+    if name is None:
+        name = session_name
+    if window is None:
+        for candidate in (name, session_name):
+            if candidate:
+                window = model_info(ModelRef.parse(candidate)).context_window
+                if window:
+                    break
+    return name, window
+
+
+def build_context_view(
+    store: SessionStore,
+    entry_id: str,
+    *,
+    agent: Any = None,
+    model_name: str | None = None,
+    window: int | None = None,
+) -> ContextView:
+    """The context the model would see with the leaf at ``entry_id``, row by row."""
+    projection = store.project(entry_id)
+    messages = projection.messages
+    sources = projection.source_entry_ids
+    compaction_id = projection.compaction_id
+    after: set[str] = set()
+    if compaction_id is not None:
+        path_ids = [n.id for n in store.path_to(entry_id)]
+        if compaction_id in path_ids:
+            after = set(path_ids[path_ids.index(compaction_id) + 1 :])
+    summarized = summarized_count(store, compaction_id) if compaction_id else None
+
+    by_source: dict[str, list[int]] = {}
+    for index, source in enumerate(sources):
+        by_source.setdefault(source, []).append(index)
+
+    rows: list[ContextRow] = []
+    for context_id in projection.context_entry_ids:
+        indexes = by_source.get(context_id)
+        edit_id = projection.edits.get(context_id)
+        if not indexes:
+            if edit_id is not None:
+                rows.append(_omitted_row(store, context_id, edit_id))
+            continue
+        for index in indexes:
+            message = messages[index]
+            role = message.get("role")
+            markers: list[str] = []
+            note = ""
+            if context_id == compaction_id:
+                if role == "compactionSummary":
+                    markers.append("compaction")
+                    note = f"{summarized} earlier entries summarized" if summarized else ""
+                    before = _number(message.get("tokensBefore"))
+                    if before is not None:
+                        note += (" · " if note else "") + f"{before:,.0f} tokens before"
+                else:
+                    markers.append("checkpoint")
+            elif compaction_id is not None and context_id not in after:
+                markers.append("kept")
+            if edit_id is not None:
+                markers.append("edited")
+                note = f"by {edit_id}"
+            if role == "system" and not markers:
+                markers.append("prompt")
+            rows.append(
+                ContextRow(
+                    "message",
+                    context_id,
+                    _role(message),
+                    estimate_tokens(message),
+                    index,
+                    message_preview(message),
+                    tuple(markers),
+                    note,
+                )
+            )
+
+    system = projection.system_message
+    system_tokens = estimate_tokens(system) if system else 0
+    estimate = system_tokens + sum(
+        row.tokens or 0
+        for row in rows
+        if row.message_index is not None and messages[row.message_index].get("role") != "system"
+    )
+    projected = projected_context_tokens(store, projection)
+    name, window = resolve_model(projection, agent, model_name, window)
+    sections: list[tuple[str, str]] = []
+    if system:
+        content = message_text(system, "\n\n")
+        if content:
+            sections.append(("(content)", content))
+        raw_sections = system.get("sections")
+        if isinstance(raw_sections, dict):
+            sections += [(str(k), v) for k, v in raw_sections.items() if isinstance(v, str) and v]
+    return ContextView(
+        entry_id,
+        projection,
+        rows,
+        estimate,
+        int(projected["tokens"]),
+        projected["lastUsageIndex"] is not None,
+        window,
+        name,
+        sections,
+        system_tokens,
+    )
+
+
+def _omitted_row(store: SessionStore, entry_id: str, edit_id: str) -> ContextRow:
+    entry = store.find(entry_id) or {}
+    message = entry.get("message")
+    role = _role(message) if isinstance(message, dict) else str(entry.get("type"))
+    preview = message_preview(message) if isinstance(message, dict) else one_line(entry_text(entry))
+    return ContextRow("omitted", entry_id, role, None, None, preview, ("omitted",), f"by {edit_id}")
+
+
+_MARKER_STYLES = {
+    "compaction": "bold $accent",
+    "checkpoint": "$accent",
+    "kept": "$secondary",
+    "edited": "bold $warning",
+    "omitted": "bold $error",
+    "prompt": "$text-muted",
+}
+
+
+def row_prompt(row: ContextRow, tiktoken: int | Literal["…", "-"] | None) -> Content:
+    """One context row: role, chars/4 tokens, tiktoken tokens, marker, preview."""
+    est = f"{row.tokens:,}" if row.tokens is not None else "—"
+    if row.kind == "omitted":
+        tt = "—"
+    elif isinstance(tiktoken, int):
+        tt = f"{tiktoken:,}"
+    else:
+        tt = tiktoken or "-"
+    parts: list[Content | tuple[str, str] | str] = [
+        (f"{row.role:<9}", "bold" if row.kind == "message" else "$text-muted"),
+        f"{est:>7} {tt:>8}  ",
+    ]
+    for marker in row.markers:
+        parts.append((marker, _MARKER_STYLES.get(marker, "")))
+        parts.append(" ")
+    if row.note:
+        parts.append((f"({row.note}) ", "$text-muted"))
+    preview = Content(row.preview)
+    if row.kind == "omitted":
+        preview = preview.stylize("strike $text-muted")
+    parts.append(preview)
+    return Content.assemble(*parts)
+
+
+HEADER_ROW = Content.styled(f"{'role':<9}{'chars/4':>7} {'tiktoken':>8}  message", "bold underline")
+
+
+# ----------------------------------------------------------------------------- compaction tab
+
+
+@dataclass
+class CompactionView:
+    compaction_id: str
+    entry: dict[str, Any]
+    is_entry: bool  # the shown entry is the compaction itself
+    tokens_after: int
+    summarized: int | None
+    first_kept: str | None
+    first_kept_text: str | None
+
+
+def build_compaction_view(store: SessionStore, entry_id: str) -> CompactionView | None:
+    projection = store.project(entry_id)
+    compaction_id = projection.compaction_id
+    if compaction_id is None:
+        return None
+    entry = store.get(compaction_id)
+    after = projected_context_tokens(store, store.project(compaction_id))
+    first = entry.get("firstKeptEntryId")
+    first_kept = first if isinstance(first, str) else None
+    first_entry = store.find(first_kept) if first_kept else None
+    return CompactionView(
+        compaction_id,
+        entry,
+        compaction_id == entry_id,
+        int(after["tokens"]),
+        summarized_count(store, compaction_id),
+        first_kept,
+        one_line(entry_text(first_entry), 60) if first_entry else None,
+    )
+
+
+def compaction_facts(view: CompactionView) -> Content:
+    entry = view.entry
+    lines = [
+        _kv(
+            "tokens",
+            f"{_fmt_int(entry.get('tokensBefore'))} before → ~{view.tokens_after:,} "
+            "after (chars/4)",
+        ),
+    ]
+    if view.summarized is not None:
+        lines.append(_kv("summarized", f"{view.summarized} earlier entries"))
+    lines.append(_kv("first kept", view.first_kept or "(none)"))
+    if view.first_kept and view.first_kept_text is None:
+        lines.append(_kv("", Content.styled("(not in this session)", "$warning")))
+    elif view.first_kept_text:
+        lines.append(_kv("", Content.styled(view.first_kept_text, _KEY)))
+    usage = usage_text(entry.get("usage"))
+    lines.append(_kv("usage", usage or "(not recorded)"))
+    cost = cost_text(entry.get("usage"))
+    if cost:
+        lines.append(_kv("cost", cost))
+    lines.append(_kv("fromHook", "yes" if entry.get("fromHook") else "no"))
+    if entry.get("timestamp") is not None:
+        lines.append(_kv("timestamp", str(entry.get("timestamp"))))
+    return _join(lines)
+
+
+def _file_list(title: str, files: Any) -> list[Content]:
+    names = [str(f) for f in files] if isinstance(files, list) else []
+    out = [_heading(f"{title} ({len(names)})")]
+    out += [Content.assemble("  ", Content(strip_escapes(n))) for n in names]
+    if not names:
+        out.append(Content.styled("  (none)", _KEY))
+    return out
+
+
+def compaction_files(entry: dict[str, Any]) -> Content:
+    details = entry.get("details")
+    details = details if isinstance(details, dict) else {}
+    return _join(
+        _file_list("read files", details.get("readFiles"))
+        + _file_list("modified files", details.get("modifiedFiles"))
+    )
+
+
+# ----------------------------------------------------------------------------- the widget
+
+
+def _literal_title(text: str) -> Any:
+    """A Collapsible title that is never parsed as markup (Collapsible accepts Content)."""
+    return Content(strip_escapes(text))
+
+
+class DetailsPane(Widget):
+    """Entry / Context / Compaction details for the tree browser's highlighted entry.
+
+    ``show(entry_id)`` is cheap (debounced); ``set_tab(name)`` switches tabs; ``JumpTo`` is
+    posted when the user asks to go to another entry (the compaction's first kept entry, or a
+    row of the context list).
+    """
+
+    DEFAULT_CSS: ClassVar[str] = """
+    DetailsPane { height: 1fr; width: 1fr; }
+    DetailsPane > TabbedContent { height: 1fr; }
+    DetailsPane > TabbedContent > ContentSwitcher { height: 1fr; }
+    DetailsPane TabPane { height: 1fr; padding: 0; }
+    DetailsPane VerticalScroll { height: 1fr; padding: 0 1; }
+    DetailsPane .-note { color: $text-muted; }
+    DetailsPane #entry-meta { margin-bottom: 1; }
+    DetailsPane #entry-raw { margin-top: 1; }
+    DetailsPane #context-head { padding: 0 1; height: auto; }
+    DetailsPane #context-system { height: auto; max-height: 50%; }
+    DetailsPane #context-system-scroll { height: auto; max-height: 20; padding: 0; }
+    DetailsPane Collapsible.-section { border-top: none; padding-bottom: 0; }
+    DetailsPane .-tools { padding: 0 1; margin-top: 1; }
+    DetailsPane #context-rows {
+        height: 1fr;
+        min-height: 4;
+        border: none;
+        padding: 0;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    DetailsPane #jump-first-kept { margin: 1 0; }
+    DetailsPane #compaction-summary { margin: 0; padding: 0; }
+    DetailsPane #compaction-summary-title { margin-top: 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "jump_first_kept", "Jump to first kept", show=False),
+    ]
+
+    class JumpTo(Message):
+        """The user asked to go to ``entry_id`` (move the tree cursor there)."""
+
+        def __init__(self, pane: DetailsPane, entry_id: str) -> None:
+            super().__init__()
+            self.pane = pane
+            self.entry_id = entry_id
+
+        @property
+        def control(self) -> DetailsPane:
+            return self.pane
+
+    class _Counted(Message):
+        """A tiktoken count finished (posted from the worker thread)."""
+
+        def __init__(
+            self,
+            entry_id: str,
+            result: tuple[int, list[int], str] | None,
+            error: str | None = None,
+        ) -> None:
+            super().__init__()
+            self.entry_id = entry_id
+            self.result = result
+            self.error = error
+
+    def __init__(
+        self,
+        store: SessionStore | None = None,
+        *,
+        tab: TabName = "entry",
+        tiktoken: bool = True,
+        model_name: str | None = None,
+        context_window: int | None = None,
+        debounce: float = DEBOUNCE,
+        row_cap: int = ROW_CAP,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._store = store
+        self._initial_tab: TabName = tab
+        self.tiktoken_enabled = tiktoken
+        self.model_name = model_name
+        self.context_window = context_window
+        self.debounce = debounce
+        self.row_cap = max(1, row_cap)
+        self.entry_id: str | None = None
+        self._pending: str | None = None
+        self._timer: Timer | None = None
+        self._last_flush = -math.inf
+        self._stale: set[TabName] = set(TABS)
+        self._views: OrderedDict[str, ContextView] = OrderedDict()
+        self._counts: OrderedDict[str, tuple[int, list[int], str]] = OrderedDict()
+        self._count_errors: dict[str, str] = {}
+        self._counting: set[str] = set()
+        self._context_view: ContextView | None = None
+        self._row_limit = self.row_cap
+        self._row_offset = 0  # option index of the first message row
+        self._system_key: Any = None
+        self._compaction: CompactionView | None = None
+        self._entry: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is not None:
+            return self._store
+        return cast("SessionStore", getattr(self.app, "store"))  # noqa: B009
+
+    @property
+    def active_tab(self) -> TabName:
+        try:
+            active = self.query_one(TabbedContent).active
+        except NoMatches:
+            return self._initial_tab
+        name = active.removeprefix("tab-")
+        return cast(TabName, name) if name in TABS else self._initial_tab
+
+    @property
+    def compaction_view(self) -> CompactionView | None:
+        """The compaction shown in the Compaction tab (``None``: none on the path)."""
+        return self._compaction
+
+    @property
+    def context_view(self) -> ContextView | None:
+        return self._context_view
+
+    def show(self, entry_id: str | None) -> None:
+        """Show ``entry_id``. Cheap: the first call after a pause applies at once, calls that
+        follow within ``debounce`` seconds only restart a timer (the last one wins)."""
+        self._pending = entry_id
+        if not self.is_mounted:
+            return  # applied on mount
+        idle = self._timer is None and time.monotonic() - self._last_flush >= self.debounce
+        if self.debounce <= 0 or idle:
+            self._flush()
+        else:
+            # Restart the wait (Timer.reset only takes effect after the current interval).
+            if self._timer is not None:
+                self._timer.stop()
+            self._timer = self.set_timer(self.debounce, self._debounced, name="details-debounce")
+
+    def show_now(self, entry_id: str | None) -> None:
+        """Show ``entry_id`` at once (no debounce)."""
+        self._pending = entry_id
+        if self.is_mounted:
+            self._flush()
+
+    def set_tab(self, tab: TabName) -> None:
+        if tab not in TABS:
+            raise ValueError(f"Unknown details tab {tab!r}: use one of {', '.join(TABS)}.")
+        try:
+            tabs = self.query_one(TabbedContent)
+        except NoMatches:  # not composed yet
+            self._initial_tab = tab
+            return
+        tabs.active = f"tab-{tab}"
+
+    def refresh_entry(self) -> None:
+        """Forget cached views and counts and rebuild the visible tab (after a label change,
+        a model change, or a session switch)."""
+        self._views.clear()
+        self._counts.clear()
+        self._count_errors.clear()
+        self._stale = set(TABS)
+        self._refresh_active()
+
+    def jump_to_first_kept(self) -> bool:
+        """Post ``JumpTo`` for the compaction's first kept entry; False when there is none."""
+        view = self._compaction
+        if view is None or not view.first_kept or view.first_kept_text is None:
+            return False
+        self.post_message(self.JumpTo(self, view.first_kept))
+        return True
+
+    # ------------------------------------------------------------------ compose
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(initial=f"tab-{self._initial_tab}"):
+            with TabPane("Entry", id="tab-entry"), VerticalScroll(id="entry-scroll"):
+                yield Static(Content("Nothing selected."), id="entry-meta", markup=False)
+                yield Static(Content(""), id="entry-body", markup=False)
+                with Collapsible(title="Raw JSON", id="entry-raw"):
+                    yield Static(Content(""), id="entry-raw-text", markup=False)
+            with TabPane("Context", id="tab-context"), Vertical(id="context-box"):
+                yield Static(Content(""), id="context-head", markup=False)
+                with Collapsible(title="System prompt", id="context-system"):
+                    yield VerticalScroll(id="context-system-scroll")
+                yield OptionList(id="context-rows", markup=False)
+            with TabPane("Compaction", id="tab-compaction"), VerticalScroll(id="compaction-scroll"):
+                yield Static(Content(""), id="compaction-head", markup=False)
+                yield Static(Content(""), id="compaction-facts", markup=False)
+                yield Button("Jump to first kept entry (j)", id="jump-first-kept")
+                yield Static(Content(""), id="compaction-files", markup=False)
+                yield Static(_heading("Summary"), id="compaction-summary-title", markup=False)
+                yield Markdown("", id="compaction-summary", open_links=False)
+
+    def on_mount(self) -> None:
+        self._set_compaction_visible(False)
+        if self._pending is not None:
+            self._flush()
+
+    # ------------------------------------------------------------------ refresh machinery
+
+    def _debounced(self) -> None:
+        self._timer = None
+        self._flush()
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        entry_id = self._pending
+        if entry_id != self.entry_id:
+            self.entry_id = entry_id
+            self._row_limit = self.row_cap
+            self._stale = set(TABS)
+        self._refresh_active()
+        self._last_flush = time.monotonic()
+
+    def _refresh_active(self) -> None:
+        tab = self.active_tab
+        if tab in self._stale:
+            self._stale.discard(tab)
+            {
+                "entry": self._refresh_entry,
+                "context": self._refresh_context,
+                "compaction": self._refresh_compaction,
+            }[tab]()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        event.stop()
+        self._refresh_active()
+        self.refresh_bindings()
+
+    # ------------------------------------------------------------------ entry tab
+
+    def _entry_or_none(self) -> dict[str, Any] | None:
+        if self.entry_id is None:
+            return None
+        try:
+            return self.store.get(self.entry_id)
+        except EntryNotFoundError:
+            return None
+
+    def _refresh_entry(self) -> None:
+        meta = self.query_one("#entry-meta", Static)
+        body = self.query_one("#entry-body", Static)
+        entry = self._entry = self._entry_or_none()
+        if entry is None:
+            missing = "Nothing selected." if self.entry_id is None else "Entry not found: "
+            meta.update(Content(missing + (self.entry_id or "")))
+            body.update(Content(""))
+            self.query_one("#entry-raw", Collapsible).display = False
+            return
+        meta.update(entry_meta(entry, self.store.label_of(str(entry.get("id")))))
+        body.update(entry_body(entry))
+        raw = self.query_one("#entry-raw", Collapsible)
+        raw.display = True
+        text = self.query_one("#entry-raw-text", Static)
+        text.update(raw_json(entry) if not raw.collapsed else Content(""))
+        self.query_one("#entry-scroll", VerticalScroll).scroll_home(animate=False)
+
+    @on(Collapsible.Expanded, "#entry-raw")
+    def _raw_expanded(self, event: Collapsible.Expanded) -> None:
+        event.stop()
+        if self._entry is not None:
+            self.query_one("#entry-raw-text", Static).update(raw_json(self._entry))
+
+    # ------------------------------------------------------------------ context tab
+
+    def _view_for(self, entry_id: str) -> ContextView:
+        view = self._views.get(entry_id)
+        if view is not None:
+            self._views.move_to_end(entry_id)
+            return view
+        view = build_context_view(
+            self.store,
+            entry_id,
+            agent=getattr(self.app, "agent", None),
+            model_name=self.model_name,
+            window=self.context_window,
+        )
+        self._views[entry_id] = view
+        while len(self._views) > CACHE_SIZE:
+            self._views.popitem(last=False)
+        return view
+
+    def _refresh_context(self) -> None:
+        rows = self.query_one("#context-rows", OptionList)
+        head = self.query_one("#context-head", Static)
+        system = self.query_one("#context-system", Collapsible)
+        entry_id = self.entry_id
+        if entry_id is None or entry_id not in self.store:
+            self._context_view = None
+            head.update(Content("Nothing selected." if entry_id is None else "Entry not found."))
+            system.display = False
+            rows.clear_options()
+            return
+        view = self._context_view = self._view_for(entry_id)
+        self._start_count(view)
+        head.update(self._context_head(view))
+        self._fill_system(view)
+        self._fill_rows(view)
+
+    def _tiktoken_state(self, view: ContextView) -> Literal["…", "-"] | None:
+        if not self.tiktoken_enabled or view.entry_id in self._count_errors:
+            return "-"
+        if view.entry_id not in self._counts:
+            return "…"
+        return None
+
+    def _context_head(self, view: ContextView) -> Content:
+        messages = len(view.projection.messages)
+        window = view.window
+        if window:
+            share = 100 * view.used / window
+            used = Content.assemble(
+                (f"{view.used:,}", "bold"), f" / {window:,} tokens ({share:.1f}%)"
+            )
+        else:
+            used = Content.assemble((f"{view.used:,}", "bold"), " tokens / unknown window")
+        how = "last usage + estimate" if view.from_usage else "chars/4 estimate"
+        model = view.model_name or "unknown model"
+        first = Content.assemble(
+            used, (f"  ({how}) · {messages} messages · ", _KEY), Content(strip_escapes(model))
+        )
+        counts = self._counts.get(view.entry_id)
+        if not self.tiktoken_enabled:
+            tiktoken: Content = Content.styled("tiktoken off", _KEY)
+        elif view.entry_id in self._count_errors:
+            tiktoken = Content.styled("tiktoken unavailable", "$warning")
+        elif counts is None:
+            tiktoken = Content.styled("tiktoken counting…", _KEY)
+        else:
+            tiktoken = Content.assemble(
+                ("tiktoken ", _KEY), (f"{counts[0]:,}", "bold"), (f" ({counts[2]})", _KEY)
+            )
+        second = Content.assemble(
+            ("chars/4 ", _KEY), (f"{view.estimate:,}", "bold"), (" · ", _KEY), tiktoken
+        )
+        if view.projection.compaction_id:
+            second = second + Content.styled(
+                f" · compacted at {view.projection.compaction_id}", _KEY
+            )
+        return _join([first, second])
+
+    def _fill_system(self, view: ContextView) -> None:
+        system = self.query_one("#context-system", Collapsible)
+        message = view.projection.system_message
+        tools = view.projection.tools
+        if not message:
+            system.display = False
+            self._system_key = None
+            return
+        system.display = True
+        names = view.projection.tool_names
+        title = (
+            f"System prompt · {len(view.sections)} sections · {len(names)} tools · "
+            f"{view.system_tokens:,} tokens (chars/4)"
+        )
+        system.title = _literal_title(title)
+        key = (tuple(view.sections), tuple(names))
+        if key == self._system_key:
+            return
+        self._system_key = key
+        scroll = self.query_one("#context-system-scroll", VerticalScroll)
+        children: list[Widget] = []
+        for section, text in view.sections:
+            children.append(
+                Collapsible(
+                    Static(plain(text), markup=False),
+                    title=_literal_title(f"{section} · {tokens_of(text):,} tokens"),
+                    classes="-section",
+                )
+            )
+        tool_lines = [_heading(f"tools ({len(names)})")]
+        tool_lines += [_tool_line(t) for t in tools if isinstance(t, dict)]
+        children.append(Static(_join(tool_lines), classes="-tools", markup=False))
+        scroll.remove_children()
+        scroll.mount_all(children)
+
+    def _fill_rows(self, view: ContextView) -> None:
+        rows = self.query_one("#context-rows", OptionList)
+        state = self._tiktoken_state(view)
+        counts = self._counts.get(view.entry_id)
+        options: list[Option] = [Option(HEADER_ROW, id="header", disabled=True)]
+        self._row_offset = len(options)
+        shown = view.rows[: self._row_limit]
+        for index, row in enumerate(shown):
+            options.append(
+                Option(row_prompt(row, self._row_tiktoken(row, counts, state)), id=f"row-{index}")
+            )
+        hidden = len(view.rows) - len(shown)
+        if hidden > 0:
+            more = min(hidden, self.row_cap)
+            options.append(
+                Option(
+                    Content.styled(f"Show {more:,} more ({hidden:,} not shown)", "bold $accent"),
+                    id="more",
+                )
+            )
+        if not view.rows:
+            options.append(Option(Content.styled("(no messages)", _KEY), disabled=True))
+        rows.set_options(options)
+
+    @staticmethod
+    def _row_tiktoken(
+        row: ContextRow,
+        counts: tuple[int, list[int], str] | None,
+        state: Literal["…", "-"] | None,
+    ) -> int | Literal["…", "-"]:
+        if state is not None:
+            return state
+        if counts is None or row.message_index is None or row.message_index >= len(counts[1]):
+            return "-"
+        return counts[1][row.message_index]
+
+    def _update_row_counts(self, view: ContextView) -> None:
+        rows = self.query_one("#context-rows", OptionList)
+        state = self._tiktoken_state(view)
+        counts = self._counts.get(view.entry_id)
+        for index, row in enumerate(view.rows[: self._row_limit]):
+            option_index = self._row_offset + index
+            if option_index >= rows.option_count:
+                break
+            prompt = row_prompt(row, self._row_tiktoken(row, counts, state))
+            rows.replace_option_prompt_at_index(option_index, prompt)
+
+    @on(OptionList.OptionSelected, "#context-rows")
+    def _row_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        view = self._context_view
+        option_id = event.option.id
+        if view is None or option_id is None:
+            return
+        if option_id == "more":
+            rows = self.query_one("#context-rows", OptionList)
+            highlighted = rows.highlighted
+            self._row_limit += self.row_cap
+            self._fill_rows(view)
+            if highlighted is not None:
+                rows.highlighted = min(highlighted, rows.option_count - 1)
+            return
+        if option_id.startswith("row-"):
+            row = view.rows[int(option_id[4:])]
+            self.post_message(self.JumpTo(self, row.entry_id))
+
+    # ------------------------------------------------------------------ tiktoken
+
+    def _start_count(self, view: ContextView) -> None:
+        entry_id = view.entry_id
+        if (
+            not self.tiktoken_enabled
+            or entry_id in self._counts
+            or entry_id in self._count_errors
+            or entry_id in self._counting
+        ):
+            return
+        self._counting.add(entry_id)
+        projection, model = view.projection, view.model_name
+        self.run_worker(
+            lambda: self._count_tokens(entry_id, projection, model),
+            thread=True,
+            group="details-tiktoken",
+            exit_on_error=False,
+            description=f"tiktoken {entry_id}",
+        )
+
+    def _count_tokens(self, entry_id: str, projection: Projection, model: str | None) -> None:
+        """Runs on a worker thread."""
+        from pitui.compaction.tiktoken_count import TiktokenEstimator
+
+        try:
+            estimator = TiktokenEstimator.for_model(model)
+            total, per = estimator.count_projection(projection)
+        except Exception as exc:  # offline without a local encoding, a tiktoken bug
+            self.post_message(self._Counted(entry_id, None, f"{type(exc).__name__}: {exc}"))
+            return
+        # Posted even if nobody shows this entry any more: the counts are cached for later.
+        self.post_message(self._Counted(entry_id, (total, per, estimator.encoding_name)))
+
+    @on(_Counted)
+    def _counted(self, event: DetailsPane._Counted) -> None:
+        event.stop()
+        self._counting.discard(event.entry_id)
+        if event.result is not None:
+            self._counts[event.entry_id] = event.result
+            while len(self._counts) > 4 * CACHE_SIZE:
+                self._counts.popitem(last=False)
+        else:
+            self._count_errors[event.entry_id] = event.error or "unavailable"
+        view = self._context_view
+        if view is not None and view.entry_id == event.entry_id and self.is_mounted:
+            self.query_one("#context-head", Static).update(self._context_head(view))
+            self._update_row_counts(view)
+
+    # ------------------------------------------------------------------ compaction tab
+
+    def _set_compaction_visible(self, visible: bool) -> None:
+        for selector in (
+            "#compaction-facts",
+            "#jump-first-kept",
+            "#compaction-files",
+            "#compaction-summary-title",
+            "#compaction-summary",
+        ):
+            self.query_one(selector).display = visible
+
+    def _refresh_compaction(self) -> None:
+        head = self.query_one("#compaction-head", Static)
+        entry_id = self.entry_id
+        view: CompactionView | None = None
+        if entry_id is not None and entry_id in self.store:
+            view = build_compaction_view(self.store, entry_id)
+        self._compaction = view
+        self.refresh_bindings()
+        if view is None:
+            if entry_id is None:
+                text = "Nothing selected."
+            elif entry_id not in self.store:
+                text = f"Entry not found: {entry_id}"
+            else:
+                text = f"No compaction on the path to {entry_id}."
+            head.update(Content(text))
+            self._set_compaction_visible(False)
+            return
+        where = "this entry" if view.is_entry else f"the latest on the path to {entry_id}"
+        head.update(
+            Content.assemble(_heading(f"Compaction {view.compaction_id}"), (f" · {where}", _KEY))
+        )
+        self.query_one("#compaction-facts", Static).update(compaction_facts(view))
+        self.query_one("#compaction-files", Static).update(compaction_files(view.entry))
+        button = self.query_one("#jump-first-kept", Button)
+        button.disabled = not view.first_kept or view.first_kept_text is None
+        summary = view.entry.get("summary")
+        self.query_one("#compaction-summary", Markdown).update(
+            strip_escapes(summary) if isinstance(summary, str) else "*(no summary)*"
+        )
+        self._set_compaction_visible(True)
+        self.query_one("#compaction-scroll", VerticalScroll).scroll_home(animate=False)
+
+    @on(Button.Pressed, "#jump-first-kept")
+    def _jump_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.jump_to_first_kept()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "jump_first_kept":
+            return self.active_tab == "compaction" and self._compaction is not None
+        return True
+
+    def action_jump_first_kept(self) -> None:
+        self.jump_to_first_kept()

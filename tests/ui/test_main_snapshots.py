@@ -1,0 +1,166 @@
+"""Snapshot tests of the main screen (SVGs under ``snapshots/test_main_snapshots/``).
+
+Synchronous on purpose: ``snap_compare`` runs its own event loop. Everything shown is fixed:
+fixture sessions (or entries written here), the test clock, no cursor blink, no model calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.pilot import Pilot
+
+from pitui.session import SessionStore
+from pitui.ui.app import PituiApp
+from pitui.ui.widgets.chat import ChatView, SummaryBlock, ToolBlock
+
+SIZE = (110, 34)
+WINDOW_200K = {"models": {"openai/test-model": {"contextWindow": 200_000}}}
+COMPACTION = "pi-v3-compaction-and-system-prompt.jsonl"
+AFTER_SECOND_COMPACTION = "7bda0a5e"  # the reply right after the second compaction
+
+HOSTILE = (
+    "markup [bold]not bold[/] and [x[0]] and [/ "
+    "\x1b[31mred\x1b[0m cursor\x1b[2;5Hmove\x1b[5A "
+    "title\x1b]0;PWNED-TITLE\x07 clip\x1b]52;c;cHduZWQ=\x07 done"
+)
+
+COLOURED_OUTPUT = "\n".join(
+    [
+        "============================= test session starts ==============================",
+        *(f"tests/test_{n}.py \x1b[32m.\x1b[0m\x1b[32m.\x1b[0m\x1b[32m.\x1b[0m" for n in range(8)),
+        "tests/test_tree.py \x1b[31mF\x1b[0m",
+        "\x1b[31mFAILED\x1b[0m tests/test_tree.py::test_lazy - AssertionError",
+        "\x1b[31m=== \x1b[1m1 failed\x1b[0m, \x1b[32m24 passed\x1b[0m\x1b[31m in 0.42s ===\x1b[0m",
+    ]
+)
+
+
+def _scroll_to(pilot: Pilot[Any], widget: Any) -> None:
+    pilot.app.query_one(ChatView).scroll_to_widget(widget, top=True, animate=False)
+
+
+def _compaction_app(app_factory: Callable[..., PituiApp]) -> PituiApp:
+    app = app_factory(COMPACTION, settings=WINDOW_200K)
+    app.store.branch(AFTER_SECOND_COMPACTION)
+    return app
+
+
+def _tool_session(store: SessionStore) -> None:
+    store.append_message(
+        {"role": "user", "content": [{"type": "text", "text": "Run the tests, please."}]}
+    )
+    call = {
+        "type": "toolCall",
+        "id": "call_1",
+        "name": "bash",
+        "arguments": {"command": "python -m pytest -q tests/"},
+    }
+    store.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Running the suite."}, call],
+            "stopReason": "toolUse",
+        }
+    )
+    store.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "call_1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": COLOURED_OUTPUT + "\n\nexit code: 1"}],
+            "isError": False,
+        }
+    )
+    store.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "One test fails: `test_lazy`."}],
+            "stopReason": "stop",
+        }
+    )
+
+
+def _hostile_session(store: SessionStore) -> None:
+    store.append_message({"role": "user", "content": [{"type": "text", "text": HOSTILE}]})
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "cat x"}}
+    store.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": HOSTILE}, call],
+            "stopReason": "toolUse",
+        }
+    )
+    store.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": HOSTILE}],
+            "isError": False,
+        }
+    )
+    store.append_message(
+        {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": HOSTILE}
+    )
+
+
+def test_main_screen_mid_conversation(
+    snap_compare: Any, app_factory: Callable[..., PituiApp]
+) -> None:
+    """A compacted session: the compaction block (collapsed), a user message and the reply."""
+    assert snap_compare(_compaction_app(app_factory), terminal_size=SIZE)
+
+
+def test_compaction_block_expanded(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    async def expand(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        block = pilot.app.query(SummaryBlock).last()
+        block.collapsed = False
+        await pilot.pause()
+        _scroll_to(pilot, block)
+        await pilot.pause()
+
+    assert snap_compare(_compaction_app(app_factory), terminal_size=SIZE, run_before=expand)
+
+
+def test_tool_call_expanded(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    """A long bash result, expanded: SGR colours kept."""
+    app = app_factory(settings=WINDOW_200K)
+    _tool_session(app.store)
+
+    async def expand(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        block = pilot.app.query_one(ToolBlock)
+        assert block.collapsible
+        block.expanded = True
+        await pilot.pause()
+        _scroll_to(pilot, block)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=expand)
+
+
+def test_tool_call_collapsed(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory(settings=WINDOW_200K)
+    _tool_session(app.store)
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_no_model_screen(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    """Without a model the status line says how to configure one."""
+    assert snap_compare(app_factory("pi-v3-branches.jsonl", model=None), terminal_size=SIZE)
+
+
+def test_hostile_content(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    """Markup-like brackets shown literally; escapes gone; SGR kept only in tool output."""
+    app = app_factory(model=None)
+    _hostile_session(app.store)
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_completion_hint(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    """Typing a slash command lists the matches in the editor's border."""
+    app = app_factory(settings=WINDOW_200K)
+    assert snap_compare(app, terminal_size=SIZE, press=["slash", "c", "o"])

@@ -1,0 +1,336 @@
+"""Pilot tests for the prompt editor (submit, newline, history, completion) and the status line
+(model, gauge, branch position, spinner, retry countdown, no-model sentence), plus /copy."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from support.llm_server import ScriptedLLMServer, error, slow, text
+from textual.app import App
+from textual.pilot import Pilot
+
+from pitui.ui.app import PituiApp
+from pitui.ui.widgets.chat import ChatView, UserBlock
+from pitui.ui.widgets.prompt import PromptEditor
+from pitui.ui.widgets.status import NO_MODEL, SPINNER, StatusLine, short_tokens
+
+SIZE = (120, 36)
+WINDOW_200K = {"models": {"openai/test-model": {"contextWindow": 200_000}}}
+
+
+async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until ``check()`` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+async def run_finished(pilot: Pilot[Any], app: PituiApp) -> None:
+    await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+    await app.query_one(ChatView).wait_idle()
+    await pilot.pause()
+
+
+def status(app: PituiApp) -> str:
+    return app.query_one(StatusLine).render_text()
+
+
+# ---------------------------------------------------------------------------------- editor
+
+
+async def test_enter_submits_and_ctrl_j_adds_a_newline(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = app.query_one(PromptEditor)
+        await pilot.press(*"line one", "ctrl+j", *"line two")
+        assert editor.text == "line one\nline two"
+        await pilot.press("shift+enter", *"three")
+        assert editor.text == "line one\nline two\nthree"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.text == ""
+        assert editor.prompt_history[-1] == "line one\nline two\nthree"
+
+
+async def test_submit_posts_the_prompt_and_ignores_blank_text(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = app.query_one(PromptEditor)
+        seen: list[str] = []
+        original = editor.post_message
+
+        def record(message: Any) -> bool:
+            if isinstance(message, PromptEditor.Submitted):
+                seen.append(message.text)
+                return True
+            return original(message)
+
+        editor.post_message = record  # type: ignore[method-assign]
+        await pilot.press("space", "space", "enter")
+        assert seen == []
+        await pilot.press(*"  hello  ", "enter")
+        assert seen == ["hello"]
+
+
+async def test_up_recalls_earlier_prompts_and_down_walks_back(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = app.query_one(PromptEditor)
+        editor.prompt_history = ["first", "second\nwith two lines", "third"]
+        await pilot.press("up")
+        assert editor.text == "third"
+        await pilot.press("up")
+        assert editor.text == "second\nwith two lines"
+        # The cursor is at the end (last line): Up first moves within the prompt.
+        await pilot.press("up")
+        assert editor.text == "second\nwith two lines"
+        assert editor.cursor_location[0] == 0
+        await pilot.press("up")
+        assert editor.text == "first"
+        await pilot.press("up")  # the oldest stays
+        assert editor.text == "first"
+        await pilot.press("down")
+        assert editor.text == "second\nwith two lines"
+        await pilot.press("down")  # the cursor is on the last line: Down walks on
+        assert editor.text == "third"
+        await pilot.press("down")
+        assert editor.text == ""
+        # Up on a draft moves the cursor only.
+        await pilot.press(*"draft", "up")
+        assert editor.text == "draft"
+
+
+async def test_history_starts_with_the_sessions_prompts(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = app.query_one(PromptEditor)
+        assert editor.prompt_history[0] == "Let's design the tree widget."
+        await pilot.press("up")
+        assert editor.text == editor.prompt_history[-1]
+
+
+async def test_tab_completes_slash_commands_and_lists_matches(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = app.query_one(PromptEditor)
+        await pilot.press("slash", "c")
+        assert editor.completions() == ["/clone", "/compact", "/context", "/copy"]
+        assert str(editor.border_subtitle) == "/clone /compact /context /copy"
+        await pilot.press("o", "tab")
+        # Several matches: completed to the common prefix.
+        assert editor.text == "/co"
+        await pilot.press("m", "tab")
+        assert editor.text == "/compact "
+        await pilot.pause()
+        assert editor.border_subtitle is None  # a space ends the command name
+        editor.text = ""
+        await pilot.press("slash", *"he")
+        await pilot.pause()
+        assert str(editor.border_subtitle) == "/help · Keys and commands · Tab completes"
+        await pilot.press("tab")
+        assert editor.text == "/help "
+
+
+async def test_tab_moves_focus_when_not_completing(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = app.query_one(PromptEditor)
+        await pilot.press(*"hello", "tab")
+        assert editor.text == "hello"
+        assert not editor.has_focus
+
+
+# ---------------------------------------------------------------------------------- status
+
+
+async def test_status_shows_model_thinking_gauge_and_branch_position(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        line = status(app)
+        assert app.agent is not None
+        used = short_tokens(app.agent.compactor.context_tokens())
+        assert line.startswith("openai/test-model  ·  thinking ")
+        assert f"{used}/200k" in line
+        # The leaf answers "tie sibling 2", the second of two children with equal timestamps.
+        assert "branch 2 of 2" in line
+        # An answer written later but timestamped earlier than its sibling comes first.
+        app.store.branch("2eb29f80")
+        await wait_for(pilot, lambda: "branch 1 of 2" in status(app))
+
+
+async def test_gauge_is_unknown_right_after_a_compaction(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-compaction-and-system-prompt.jsonl", settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "?/200k" not in status(app)
+        app.store.branch("97c1ae73")  # the second compaction entry itself
+        await wait_for(pilot, lambda: "?/200k" in status(app))
+        app.store.branch("efd4a6bd")  # a user message after it: still no reply
+        await pilot.pause()
+        assert "?/200k" in status(app)
+        app.store.branch("71ba0f9c")  # the reply after it: known again
+        await wait_for(pilot, lambda: "?/200k" not in status(app))
+        assert "k/200k" in status(app)
+
+
+async def test_status_without_a_model_says_how_to_configure_one(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert status(app).startswith(NO_MODEL)
+        assert "--model provider/name" in NO_MODEL
+        assert NO_MODEL.count(".") == 1  # one sentence
+
+
+async def test_status_shows_session_name(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-labels-and-names.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.store.session_name
+        assert app.store.session_name in status(app)
+
+
+async def test_spinner_and_elapsed_time_while_the_agent_works(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(slow("one two three four five six", 0.15))
+    app = app_factory(llm_url=llm.url, settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: "working" in status(app))
+        line = status(app)
+        assert line.endswith("working 0s")  # the test clock is fixed
+        assert line.split("  ·  ")[-1][0] in SPINNER
+        first = app.query_one(StatusLine)._frame
+        await wait_for(pilot, lambda: app.query_one(StatusLine)._frame != first, timeout=3)
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        assert not any(ch in status(app) for ch in SPINNER)
+
+
+async def test_retry_countdown_after_a_rate_limit(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(
+        error(429, "Rate limit reached", headers={"Retry-After": "1"}),
+        text("recovered"),
+    )
+    app = app_factory(llm_url=llm.url, settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: "retrying" in status(app))
+        assert status(app).split("  ·  ")[-1][2:] == "retrying in 1s (1/3)"
+        await run_finished(pilot, app)
+        assert "retrying" not in status(app)
+        assert len(llm.requests) == 2
+
+
+# ---------------------------------------------------------------------------------- /copy
+
+
+async def test_copy_falls_back_to_osc52_when_pyperclip_fails(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_copy(text: str) -> None:
+        raise RuntimeError("no clipboard mechanism")
+
+    fake = types.ModuleType("pyperclip")
+    fake.copy = broken_copy  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pyperclip", fake)
+    copied: list[str] = []
+    monkeypatch.setattr(App, "copy_to_clipboard", lambda self, text: copied.append(text))
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press(*"/copy", "enter")
+        await wait_for(pilot, lambda: bool(notes))
+    assert copied == ["Answering tie sibling 2."]
+    assert notes == [
+        "Copied through the terminal (OSC 52); your terminal must allow clipboard access."
+    ]
+
+
+async def test_copy_uses_pyperclip_when_it_works(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clipboard: list[str] = []
+    fake = types.ModuleType("pyperclip")
+    fake.copy = clipboard.append  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pyperclip", fake)
+    osc: list[str] = []
+    monkeypatch.setattr(App, "copy_to_clipboard", lambda self, text: osc.append(text))
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press(*"/copy", "enter")
+        await wait_for(pilot, lambda: bool(notes))
+    assert clipboard == ["Answering tie sibling 2."]
+    assert osc == []
+    assert notes == ["Copied to the clipboard."]
+
+
+async def test_submitted_prompt_is_shown_once(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(text("hi back"))
+    app = app_factory(llm_url=llm.url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello there", "enter")
+        await run_finished(pilot, app)
+        users = list(app.query(UserBlock))
+        assert [str(u.visual) for u in users] == ["hello there"]
+
+
+async def test_spinner_ticks_do_not_recompute_the_gauge(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = app_factory("pi-v3-compaction-and-system-prompt.jsonl", settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.agent is not None
+        calls: list[int] = []
+        original = app.agent.compactor.context_tokens
+
+        def counted() -> int:
+            calls.append(1)
+            return original()
+
+        monkeypatch.setattr(app.agent.compactor, "context_tokens", counted)
+        line = app.query_one(StatusLine)
+        line.mark_busy()
+        for _ in range(30):
+            line._tick()
+            line.render()
+        assert calls == []
+        app.store.append_session_info("renamed")  # a store event: recomputed once
+        await pilot.pause()
+        await pilot.pause()
+        assert len(calls) == 1
+        assert "renamed" in status(app)

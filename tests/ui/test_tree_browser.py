@@ -1,0 +1,753 @@
+"""Pilot tests for the tree browser: opening it, the virtualized session tree (keys, clicks,
+filters, search, folds, active path), navigation with and without a summary (scripted LLM),
+labels and copying."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import copy_fixture
+from support.llm_server import ScriptedLLMServer, slow, text
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widgets import Input, OptionList
+
+from pitui.session import SessionStore
+from pitui.session.flatten import FILTER_MODES, flatten
+from pitui.ui.app import PituiApp
+from pitui.ui.screens.main import MainScreen
+from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryPrompt
+from pitui.ui.screens.tree_browser import TreeBrowserScreen
+from pitui.ui.widgets.chat import ChatView
+from pitui.ui.widgets.prompt import PromptEditor
+from pitui.ui.widgets.session_tree import SessionTree, build_rows, tree_filter
+
+SIZE = (120, 36)
+
+# pi-v3-branches.jsonl (default filter), top to bottom; the leaf is a2d5fcdf.
+SYSTEM = "3a8d066a"
+ROOT_USER = "20dd2ed5"  # user: Let's design the tree widget.
+ASK = "bdd167a9"  # assistant: Sure. Do you want lazy loading?
+LAZY = "373f5ca9"  # user: Yes, lazy loading, and show labels.
+READING = "0766354c"  # assistant: Reading the current widget.
+READ_RESULT = "633e9e00"  # [read: src/pitui/widgets/tree_view.py]
+EAGER = "81bc147d"  # assistant: The widget builds all nodes eagerly.
+GO = "b500ed4c"  # user: Go ahead.
+DONE = "bd49a39b"  # assistant: Done: nodes now load on expand.
+TIE2 = "2f3b95c3"  # user: tie sibling 2
+LEAF = "a2d5fcdf"  # assistant: Answering tie sibling 2.
+TIE1 = "93e5c88c"  # user: tie sibling 1
+ALTERNATIVE = "9c792374"  # assistant: Alternative: virtualize the list instead.
+LATER = "2eb29f80"  # assistant: (written later, timestamped earlier)
+SIMPLE = "cf32f812"  # user: No lazy loading; keep it simple.
+OK_EAGER = "c34f19b4"  # assistant: OK, eager it is.
+DATA_MODEL = "169c03ea"  # assistant: Before designing, what does the data model look like?
+
+DEFAULT_ORDER = [
+    SYSTEM,
+    ROOT_USER,
+    ASK,
+    LAZY,
+    READING,
+    READ_RESULT,
+    EAGER,
+    GO,
+    DONE,
+    TIE2,
+    LEAF,
+    TIE1,
+    ALTERNATIVE,
+    LATER,
+    SIMPLE,
+    OK_EAGER,
+    DATA_MODEL,
+]
+
+
+async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until ``check()`` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+async def open_tree(pilot: Pilot[Any]) -> SessionTree:
+    await pilot.press("ctrl+t")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TreeBrowserScreen))
+    await pilot.pause()
+    return pilot.app.screen.query_one(SessionTree)
+
+
+def record_notes(app: PituiApp) -> list[str]:
+    notes: list[str] = []
+    app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+    return notes
+
+
+async def go_to(pilot: Pilot[Any], tree: SessionTree, entry_id: str) -> None:
+    """Move the cursor with the keyboard (Home, then Down) onto ``entry_id``."""
+    await pilot.press("home")
+    line = tree.line_of(entry_id)
+    assert line is not None, entry_id
+    await pilot.press(*["down"] * line)
+    assert tree.cursor_entry_id == entry_id
+
+
+async def choose(pilot: Pilot[Any], option_id: str) -> None:
+    """Pick an option of the summary prompt with the keyboard."""
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SummaryPrompt))
+    options = pilot.app.screen.query_one(OptionList)
+    ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+    await pilot.press(*["down"] * ids.index(option_id), "enter")
+    await pilot.pause()
+
+
+# ---------------------------------------------------------------------------------- opening
+
+
+async def test_double_escape_on_an_empty_editor_opens_the_tree(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await pilot.pause()
+        tree = app.screen.query_one(SessionTree)
+        assert app.focused is tree
+        assert tree.cursor_entry_id == LEAF
+        assert tree.visible_ids() == DEFAULT_ORDER
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        assert isinstance(app.focused, PromptEditor)
+
+
+async def test_ctrl_t_opens_the_tree_with_pi_rows(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        rows = [tree.row_text(i) for i in range(tree.row_count)]
+        assert rows[0] == "  • [system]"
+        assert rows[2] == "  ├⊟ • assistant: Sure. Do you want lazy loading?"
+        assert rows[5] == "  │  │  │  • [read: src/pitui/widgets/tree_view.py]"
+        assert rows[10] == "› │  │  │  │  │  • assistant: Answering tie sibling 2.  ← leaf"
+        assert rows[11] == "  │  │  │  │  └─ user: tie sibling 1"
+        assert rows[15] == "  │     assistant: OK, eager it is."
+        assert rows[16] == "  └─ assistant: Before designing, what does the data model look like?"
+        status = app.screen.query_one("#tree-status").render()
+        assert str(status) == "(11/17)"
+
+
+async def test_context_tab_can_be_the_initial_tab(app_factory: Callable[..., PituiApp]) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(TreeBrowserScreen(initial_tab="context"))
+        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await pilot.pause()
+        assert app.screen.query_one(DetailsPane).active_tab == "context"
+
+
+# ---------------------------------------------------------------------------------- keys
+
+
+async def test_keyboard_moves_the_cursor_and_the_details_follow(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        await wait_for(pilot, lambda: details.entry_id == LEAF)
+        await pilot.press("up")
+        assert tree.cursor_entry_id == TIE2
+        await wait_for(pilot, lambda: details.entry_id == TIE2)
+        await pilot.press("down", "down")
+        assert tree.cursor_entry_id == TIE1
+        await pilot.press("home")
+        assert tree.cursor_entry_id == SYSTEM
+        await pilot.press("up")  # wraps around, as in pi
+        assert tree.cursor_entry_id == DATA_MODEL
+        await pilot.press("down")
+        assert tree.cursor_entry_id == SYSTEM
+        await pilot.press("end")
+        assert tree.cursor_entry_id == DATA_MODEL
+        await pilot.press("pageup")
+        assert tree.cursor_entry_id == SYSTEM  # fewer rows than a page
+        await pilot.press("pagedown")
+        assert tree.cursor_entry_id == DATA_MODEL
+        assert str(app.screen.query_one("#tree-status").render()) == "(17/17)"
+
+
+async def test_clicking_a_row_selects_it(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        selected: list[str] = []
+        original = app.screen.select_entry  # type: ignore[attr-defined]
+
+        def spy(entry_id: str) -> None:
+            selected.append(entry_id)
+            original(entry_id)
+
+        app.screen.select_entry = spy  # type: ignore[attr-defined]
+        line = tree.line_of(ALTERNATIVE)
+        assert line is not None
+        await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y))
+        await wait_for(pilot, lambda: selected == [ALTERNATIVE])
+        assert tree.cursor_entry_id == ALTERNATIVE
+        # Leaving the tie branch: the summary prompt offers "No summary" only (no model).
+        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.store.leaf_id == ALTERNATIVE)
+        assert isinstance(app.screen, TreeBrowserScreen)
+        assert tree.is_on_path(ALTERNATIVE)
+        assert not tree.is_on_path(LEAF)
+
+
+async def test_clicking_a_fold_marker_folds(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        line = tree.line_of(SIMPLE)
+        assert line is not None
+        glyph = tree.row_text(line).index("⊟")
+        await pilot.click(SessionTree, offset=(glyph, line - tree.scroll_offset.y))
+        await pilot.pause()
+        assert tree.is_folded(SIMPLE)
+        assert OK_EAGER not in tree.visible_ids()
+        assert app.store.leaf_id == LEAF  # a fold is not a selection
+
+
+# ---------------------------------------------------------------------------------- filters
+
+
+async def test_filters_cycle_and_toggle(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        status = app.screen.query_one("#tree-status")
+        await pilot.press("f")
+        assert tree.mode == "no-tools"
+        assert READ_RESULT not in tree.visible_ids()
+        assert str(status.render()).endswith("[no-tools]")
+        await pilot.press("f")
+        assert tree.mode == "user-only"
+        assert tree.visible_ids() == [ROOT_USER, LAZY, GO, TIE2, TIE1, SIMPLE]
+        # The cursor was on the leaf (an assistant): it moves to its nearest shown ancestor.
+        assert tree.cursor_entry_id == TIE2
+        assert tree.row_text(tree.line_of(TIE2) or 0) == "› │  ├─ • user: tie sibling 2  ← leaf"
+        await pilot.press("f")
+        assert tree.mode == "labeled-only"
+        assert tree.row_count == 0
+        await pilot.press("f")
+        assert tree.mode == "all"
+        assert tree.visible_ids()[:3] == ["2c47eac7", "baf4dacc", SYSTEM]  # model, thinking
+        await pilot.press("f")
+        assert tree.mode == "default"
+        assert tree.cursor_entry_id == TIE2  # remembered through the empty filter
+        await pilot.press("ctrl+u")
+        assert tree.mode == "user-only"
+        await pilot.press("ctrl+u")  # toggles back
+        assert tree.mode == "default"
+        await pilot.press("ctrl+a", "ctrl+d")
+        assert tree.mode == "default"
+        await pilot.press("F")
+        assert tree.mode == "all"
+
+
+async def test_empty_filter_keeps_the_selection_for_later(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, ALTERNATIVE)
+        await pilot.press("ctrl+l")
+        assert tree.row_count == 0
+        assert tree.cursor_entry_id is None
+        await pilot.press("ctrl+d")
+        assert tree.cursor_entry_id == ALTERNATIVE
+
+
+async def test_search_filters_rows_and_escape_clears_it_first(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        status = app.screen.query_one("#tree-status")
+        await pilot.press("slash", *"TIE")
+        assert tree.searching
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert str(status.render()) == "(2/3) /TIE▏"
+        await pilot.press("space", "1")
+        assert tree.visible_ids() == [TIE1]
+        await pilot.press("backspace", "2")
+        assert tree.visible_ids() == [TIE2, LEAF]
+        # TIE1 went away: no shown ancestor, so the first row.
+        assert tree.cursor_entry_id == TIE2
+        await pilot.press("enter")  # ends typing, keeps the search
+        assert not tree.searching
+        assert str(status.render()) == "(1/2) /TIE 2"
+        await pilot.press("escape")  # clears the search, stays open
+        assert isinstance(app.screen, TreeBrowserScreen)
+        assert tree.search_query == ""
+        assert tree.visible_ids() == DEFAULT_ORDER
+        assert tree.cursor_entry_id == TIE2
+        await pilot.press("slash", *"read tree_view")  # the tool call's arguments
+        assert tree.visible_ids() == [READ_RESULT]
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+
+
+async def test_search_matches_labels(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    app.store.append_label(SIMPLE, "plan-b")
+    app.store.branch(LEAF)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await pilot.press("slash", *"plan-b")
+        assert tree.visible_ids() == [SIMPLE]
+        assert tree.row_text(0) == "› [plan-b] user: No lazy loading; keep it simple."
+
+
+async def test_typing_waits_for_a_pause_when_rebuilds_are_slow(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.build_seconds = 1.0  # as on a big session
+        await pilot.press("slash", *"tie")
+        assert tree.search_query == "tie"
+        assert tree.row_count == len(DEFAULT_ORDER)  # not yet
+        assert str(app.screen.query_one("#tree-status").render()).endswith("/tie▏")
+        await wait_for(pilot, lambda: tree.visible_ids() == [TIE2, LEAF, TIE1])
+        tree.build_seconds = 1.0
+        await pilot.press("space", "1", "enter")  # Enter searches at once
+        assert tree.visible_ids() == [TIE1]
+
+
+async def test_details_pane_jump_shows_a_hidden_entry(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await pilot.press("slash", *"tie", "enter")
+        details = app.screen.query_one(DetailsPane)
+        details.post_message(DetailsPane.JumpTo(details, READ_RESULT))
+        await wait_for(pilot, lambda: tree.cursor_entry_id == READ_RESULT)
+        assert tree.search_query == ""
+        assert tree.mode == "default"
+        assert app.focused is tree
+
+
+# ---------------------------------------------------------------------------------- folding
+
+
+async def test_folding_and_segment_jumps(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        assert tree.cursor_entry_id == LEAF
+        await pilot.press("left")  # nothing to fold: previous segment start
+        assert tree.cursor_entry_id == TIE2
+        await pilot.press("left")  # a segment start with children: fold it
+        assert tree.cursor_entry_id == TIE2
+        assert tree.is_folded(TIE2)
+        assert LEAF not in tree.visible_ids()
+        line = tree.line_of(TIE2)
+        assert line is not None
+        assert tree.row_text(line).startswith("› │  │  │  │  ├⊞ • user: tie sibling 2")
+        await pilot.press("down")
+        assert tree.cursor_entry_id == TIE1
+        await pilot.press("up", "right")  # unfold
+        assert not tree.is_folded(TIE2)
+        await pilot.press("down")
+        assert tree.cursor_entry_id == LEAF
+        await pilot.press("left")
+        assert tree.cursor_entry_id == TIE2
+        await pilot.press("right")  # follows the only child down to the branch end
+        assert tree.cursor_entry_id == LEAF
+        await go_to(pilot, tree, GO)
+        await pilot.press("right")  # down the chain to the next fork: its first child
+        assert tree.cursor_entry_id == TIE2
+        await go_to(pilot, tree, GO)
+        await pilot.press("left")  # up to the start of the segment
+        assert tree.cursor_entry_id == EAGER
+        await pilot.press("left")  # fold it
+        assert tree.is_folded(EAGER)
+        await pilot.press("left")  # folded: previous segment start
+        assert tree.cursor_entry_id == READING
+        await pilot.press("f")  # a filter change clears the folds
+        assert not tree.is_folded(EAGER)
+        await pilot.press("ctrl+d", "home")
+        assert tree.cursor_entry_id == SYSTEM
+        await pilot.press("left")  # a root with children folds
+        assert tree.is_folded(SYSTEM)
+        assert tree.row_count == 1
+        assert tree.row_text(0) == "› ⊞ • [system]"
+        await pilot.press("down")  # wraps to the only row
+        assert tree.cursor_entry_id == SYSTEM
+        await pilot.press("left")  # a folded root stays
+        assert tree.cursor_entry_id == SYSTEM
+        await pilot.press("right", "right")
+        assert tree.cursor_entry_id == ASK  # root → the chain → the first child of the fork
+
+
+async def test_search_clears_folds(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await pilot.press("left", "left")
+        assert tree.is_folded(TIE2)
+        await pilot.press("slash", "t")
+        assert not tree.is_folded(TIE2)
+        await pilot.press("escape")
+        assert LEAF in tree.visible_ids()
+
+
+# ---------------------------------------------------------------------------------- leaf moves
+
+
+async def test_active_path_follows_leaf_moves_without_a_rebuild(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        rows_before = tree._rows
+        repainted: list[int] = []
+        original = tree.refresh_line
+
+        def spy(y: int) -> None:
+            repainted.append(y)
+            original(y)
+
+        tree.refresh_line = spy  # type: ignore[method-assign]
+        app.store.branch(OK_EAGER)  # from outside (an agent or a command)
+        await wait_for(pilot, lambda: tree.is_on_path(OK_EAGER))
+        assert tree._rows is rows_before  # re-styled, not rebuilt
+        for entry_id in (SIMPLE, OK_EAGER, ASK, ROOT_USER):
+            assert tree.is_on_path(entry_id)
+        for entry_id in (LAZY, READING, TIE2, LEAF):
+            assert not tree.is_on_path(entry_id)
+        # Only the rows whose state changed were repainted (the path left, the new path,
+        # and the two leaf markers).
+        changed = {LAZY, READING, READ_RESULT, EAGER, GO, DONE, TIE2, LEAF, SIMPLE, OK_EAGER}
+        assert sorted(set(repainted)) == sorted(tree.line_of(i) for i in changed)
+        ok = tree.line_of(OK_EAGER)
+        assert ok is not None
+        assert tree.row_text(ok) == "  │     • assistant: OK, eager it is.  ← leaf"
+        leaf = tree.line_of(LEAF)
+        assert leaf is not None
+        assert tree.row_text(leaf) == "› │  │  │  │  │  assistant: Answering tie sibling 2."
+
+
+async def test_selecting_the_leaf_says_already_here(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        notes = record_notes(app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(notes))
+        assert notes == ["Already here."]
+        assert isinstance(app.screen, TreeBrowserScreen)
+        assert tree.cursor_entry_id == LEAF
+
+
+async def test_selecting_an_ancestor_needs_no_prompt_and_moves_the_leaf(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, DONE)
+        await pilot.press("enter")  # abandons TIE2 and LEAF: the prompt
+        await choose(pilot, "none")
+        assert app.store.leaf_id == DONE
+        assert isinstance(app.screen, TreeBrowserScreen)
+        await go_to(pilot, tree, TIE1)
+        await pilot.press("enter")  # a descendant of the leaf: nothing is left behind
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        assert app.store.leaf_id == DONE  # a user message: the leaf goes to its parent
+        assert app.screen.query_one(PromptEditor).text == "tie sibling 1"
+
+
+# ---------------------------------------------------------------------------------- agent
+
+
+async def test_edit_and_resubmit_a_past_prompt(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(text("Lazy loading it is, then."))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, LAZY)
+        await pilot.press("enter")
+        await choose(pilot, "none")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        editor = app.screen.query_one(PromptEditor)
+        await wait_for(pilot, lambda: editor.text == "Yes, lazy loading, and show labels.")
+        assert app.store.leaf_id == ASK
+        await pilot.press("end", *" Please.", "enter")
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        await wait_for(pilot, lambda: len(llm.requests) == 1)
+        await app.screen.query_one(ChatView).wait_idle()
+        await pilot.pause()
+        # The new prompt is a sibling of the old one; the old branch is still there.
+        kids = [n.id for n in app.store.children(ASK)]
+        assert kids[:2] == [LAZY, SIMPLE] and len(kids) == 3
+        path = app.store.path_to()
+        new_user = next(n for n in path[[n.id for n in path].index(ASK) :] if n.role == "user")
+        assert app.store.get(new_user.id)["message"]["content"][0]["text"] == (
+            "Yes, lazy loading, and show labels. Please."
+        )
+        chat_text = " ".join(str(w.render()) for w in app.screen.query_one(ChatView).query("*"))
+        assert "Lazy loading it is, then." in chat_text
+        assert "Answering tie sibling 2." not in chat_text
+        tree = await open_tree(pilot)
+        ids = tree.visible_ids()
+        assert LAZY in ids and LEAF in ids and new_user.id in ids
+        assert tree.is_on_path(new_user.id) and not tree.is_on_path(LAZY)
+        # The active branch comes first under the fork.
+        assert ids.index(new_user.id) < ids.index(LAZY)
+
+
+async def test_summarize_appends_a_branch_summary(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(text("They explored tie siblings."))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        notes = record_notes(app)
+        await go_to(pilot, tree, ALTERNATIVE)
+        await pilot.press("enter")
+        await choose(pilot, "summarize")
+        await wait_for(
+            pilot, lambda: app.store.leaf is not None and app.store.leaf.type == "branch_summary"
+        )
+        summary = app.store.get(app.store.leaf_id or "")
+        assert summary["fromId"] == LEAF
+        assert summary["parentId"] == ALTERNATIVE
+        assert "They explored tie siblings." in summary["summary"]
+        assert isinstance(app.screen, TreeBrowserScreen)
+        await wait_for(pilot, lambda: summary["id"] in tree.visible_ids())
+        assert tree.is_on_path(summary["id"]) and tree.is_on_path(ALTERNATIVE)
+        assert "Summarizing the branch… Esc cancels." in notes
+        assert "Navigated to the selected point." in notes
+        assert not tree.loading
+
+
+async def test_summarize_with_instructions(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(text("Focused summary."))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, LAZY)
+        await pilot.press("enter")
+        await choose(pilot, "custom")
+        assert isinstance(app.focused, Input)
+        await pilot.press("escape")  # back to the choices, as pi's editor
+        assert isinstance(app.screen, SummaryPrompt)
+        assert isinstance(app.focused, OptionList)
+        assert app.focused.highlighted == 2  # still on "Summarize with instructions…"
+        await pilot.press("enter", *"the file names", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        editor = app.screen.query_one(PromptEditor)
+        await wait_for(pilot, lambda: editor.text == "Yes, lazy loading, and show labels.")
+        leaf = app.store.leaf
+        assert leaf is not None and leaf.type == "branch_summary"
+        assert app.store.get(leaf.id)["parentId"] == ASK  # at the new position
+        assert app.store.get(leaf.id)["fromId"] == LEAF
+        prompt = llm.requests[0].messages[-1]["content"]
+        prompt_text = prompt if isinstance(prompt, str) else str(prompt)
+        assert "Additional focus: the file names" in prompt_text
+
+
+async def test_escape_cancels_a_running_summary(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    llm.script(slow("a b c d e f g h i j", 0.3))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url)
+    before = app.store.leaf_id
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        notes = record_notes(app)
+        await go_to(pilot, tree, ALTERNATIVE)
+        await pilot.press("enter")
+        await choose(pilot, "summarize")
+        await wait_for(pilot, lambda: len(llm.requests) == 1)
+        assert tree.loading
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "Branch summarization cancelled." in notes)
+        assert isinstance(app.screen, TreeBrowserScreen)  # still open, same selection
+        assert app.store.leaf_id == before
+        assert tree.cursor_entry_id == ALTERNATIVE
+        assert not tree.loading
+
+
+async def test_escape_on_the_summary_prompt_changes_nothing(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, ALTERNATIVE)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        assert app.screen.query_one(OptionList).option_count == 3
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        assert app.store.leaf_id == LEAF
+        assert app.focused is tree
+    assert llm.requests == []
+
+
+# ---------------------------------------------------------------------------------- L and c
+
+
+async def test_label_edit_sets_and_clears(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, SIMPLE)
+        await pilot.press("L")
+        await wait_for(pilot, lambda: isinstance(app.screen, LabelPrompt))
+        await pilot.press(*"plan [b]", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        assert app.store.label_of(SIMPLE) == "plan [b]"
+        line = tree.line_of(SIMPLE)
+        assert line is not None
+        await wait_for(pilot, lambda: "[plan [b]] user:" in tree.row_text(line))
+        await pilot.press("ctrl+l")  # labeled-only
+        assert tree.visible_ids() == [SIMPLE]
+        await pilot.press("L")
+        await wait_for(pilot, lambda: isinstance(app.screen, LabelPrompt))
+        assert app.screen.query_one(Input).value == "plan [b]"
+        await pilot.press("ctrl+u", "enter")  # empty clears
+        await wait_for(pilot, lambda: app.store.label_of(SIMPLE) is None)
+        await wait_for(pilot, lambda: tree.row_count == 0)
+
+
+async def test_copy_falls_back_to_osc52(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_copy(text: str) -> None:
+        raise RuntimeError("no clipboard mechanism")
+
+    fake = types.ModuleType("pyperclip")
+    fake.copy = broken_copy  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pyperclip", fake)
+    copied: list[str] = []
+    monkeypatch.setattr(App, "copy_to_clipboard", lambda self, text: copied.append(text))
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        notes = record_notes(app)
+        await go_to(pilot, tree, SIMPLE)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: bool(notes))
+    assert copied == ["No lazy loading; keep it simple."]
+    assert notes == [
+        "Copied through the terminal (OSC 52); your terminal must allow clipboard access."
+    ]
+
+
+# ---------------------------------------------------------------------------------- scale
+
+
+def deep_session(path: Any, forks: int, chain: int) -> SessionStore:
+    """A chain of ``forks`` branch points, each followed by ``chain`` single-child entries."""
+    store = SessionStore.create_at(path, "/tmp")
+    for i in range(forks):
+        store.append_message({"role": "user", "content": f"q{i}", "timestamp": 0})
+        fork = store.leaf_id
+        store.append_message(
+            {"role": "assistant", "content": [{"type": "text", "text": f"side {i}"}]}
+        )
+        assert fork is not None
+        store.branch(fork)
+        for j in range(chain):
+            store.append_message(
+                {"role": "assistant", "content": [{"type": "text", "text": f"a{i}.{j}"}]}
+            )
+    return store
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "pi-v3-branches.jsonl",
+        "pi-v3-labels-and-names.jsonl",
+        "pi-v3-branch-summary.jsonl",
+        "pi-v3-context-edit.jsonl",
+        "pi-v3-compaction-and-system-prompt.jsonl",
+        "pi-v1-large-session.jsonl",
+    ],
+)
+def test_rows_match_flatten_in_every_mode(fixture: str, tmp_path: Any) -> None:
+    """The widget's rows (own filter and grouping, for speed) equal ``pitui tree``'s."""
+    store = SessionStore.open(copy_fixture(fixture, tmp_path), read_only=True)
+    for mode in FILTER_MODES:
+        rows, _ = build_rows(store, tree_filter(store, mode))
+        expected = flatten(store, mode)
+        assert [(r.node.id, r.gutter, r.connector, r.on_path) for r in rows] == [
+            (r.node.id, r.gutter, r.connector, r.on_path) for r in expected
+        ], mode
+    if fixture.startswith("pi-v1"):
+        return  # migrated on load: every entry is parsed already
+    # The filter read assistant messages without keeping them parsed.
+    fresh = SessionStore.open(copy_fixture(fixture, tmp_path / "again"), read_only=True)
+    build_rows(fresh, tree_filter(fresh, "default"))
+    assert not any(n.data is not None for n in fresh.nodes() if n.role == "assistant")
+
+
+def test_rows_for_thousands_of_nested_forks(tmp_path: Any) -> None:
+    store = deep_session(tmp_path / "deep.jsonl", forks=1500, chain=1)
+    rows, path = build_rows(store, lambda n: True)
+    assert len(rows) == 1500 * 3
+    assert len(path) == 1500 * 2
+    deepest = max(rows, key=lambda r: r.indent)
+    assert deepest.indent == 1500 * 3
+
+
+async def test_deep_trees_render_and_navigate(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory(model=None)
+    deep = deep_session(app.store.path, forks=1200, chain=2)
+    app.store = deep
+    app.bridge.attach(deep, None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        assert tree.row_count == 1200 * 4
+        assert tree.cursor_entry_id == deep.leaf_id
+        text = tree.row_text(tree.cursor_line)
+        assert text.rstrip().endswith("assistant: a1199.1  ← leaf")
+        assert tree._hscroll > 0  # the deep row's text is scrolled into view
+        await pilot.press("home")
+        assert tree._hscroll == 0
+        await pilot.press("end", "left", "left")
+        assert tree.cursor_entry_id is not None

@@ -1,0 +1,86 @@
+"""Snapshots of the tree browser: three branches with the active path, a filter applied, and the
+summary prompt. Deterministic: a fixed clock, a copied fixture, no cursor blink, and the details
+pane's debounce waited for before the screenshot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual.pilot import Pilot
+
+from pitui.ui.app import PituiApp
+from pitui.ui.screens.summary_prompt import SummaryPrompt
+from pitui.ui.screens.tree_browser import TreeBrowserScreen
+from pitui.ui.widgets.inspectors import DetailsPane
+from pitui.ui.widgets.session_tree import SessionTree
+
+SnapCompare = Callable[..., bool]
+SIZE = (120, 36)
+
+
+async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+def open_tree(
+    *keys: str, screen: type = TreeBrowserScreen
+) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """``run_before``: Ctrl+T, then ``keys``; waits until the details show the cursor's entry."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        browser = app.screen
+        tree = browser.query_one(SessionTree)
+        details = browser.query_one(DetailsPane)
+        if keys:
+            await pilot.press(*keys)
+        await wait_for(pilot, lambda: details.entry_id == tree.cursor_entry_id)
+        await wait_for(pilot, lambda: isinstance(app.screen, screen))
+        await pilot.pause()
+
+    return run
+
+
+def test_tree_browser_three_branches(
+    snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_tree())
+
+
+def test_tree_browser_user_only_filter(
+    snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_tree("ctrl+u", "up", "up"))
+
+
+def test_tree_browser_search_with_a_label(
+    snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    app.store.append_label("cf32f812", "plan [B]")
+    app.store.branch("a2d5fcdf")
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_tree("slash", *"lazy"))
+
+
+def test_tree_browser_folded_segment(
+    snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_tree("left", "left", "down"))
+
+
+def test_summary_prompt(snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl")
+    keys = ("end", "enter")
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_tree(*keys, screen=SummaryPrompt))
