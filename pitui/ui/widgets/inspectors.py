@@ -128,7 +128,14 @@ def _number(value: Any) -> int | float | None:
 
 def _fmt_int(value: Any) -> str:
     number = _number(value)
-    return f"{number:,.0f}" if number is not None else "?"
+    if number is None:
+        return "?"
+    if isinstance(number, int):
+        return f"{number:,}"
+    try:
+        return f"{number:,.0f}"
+    except (OverflowError, ValueError):
+        return "?"
 
 
 def _json(value: Any) -> str:
@@ -525,7 +532,7 @@ def build_context_view(
                     note = f"{summarized} earlier entries summarized" if summarized else ""
                     before = _number(message.get("tokensBefore"))
                     if before is not None:
-                        note += (" · " if note else "") + f"{before:,.0f} tokens before"
+                        note += (" · " if note else "") + f"{_fmt_int(before)} tokens before"
                 else:
                     markers.append("checkpoint")
             elif compaction_id is not None and context_id not in after:
