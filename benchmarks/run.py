@@ -300,6 +300,38 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+OTHER_BENCHMARKS = {
+    "startup": ["startup_bench.py", "--json"],
+    "tree_browser": ["tree_browser_bench.py"],
+    "tiktoken": ["tiktoken_bench.py"],
+}
+
+
+def run_other_benchmarks(quick: bool) -> dict[str, Any]:
+    """The start-up, tree browser and tiktoken benchmarks, each in its own process."""
+    out: dict[str, Any] = {}
+    for name, command in OTHER_BENCHMARKS.items():
+        argv = [sys.executable, str(HERE / command[0]), *command[1:]]
+        if quick:
+            argv += ["--runs", "3"]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        text = result.stdout.strip()
+        print(f"\n== {name} ==")
+        if name == "startup" and text:
+            data = json.loads(text.splitlines()[-1])
+            out[name] = data
+            print(
+                f"pitui start to first frame: median {data['median_s']:.3f} s "
+                f"(min {data['min_s']:.3f}, max {data['max_s']:.3f}); litellm imported: "
+                f"{data['litellm_imported']}; target < 0.5 s: "
+                f"{'PASS' if data['pass'] else 'FAIL'}"
+            )
+        else:
+            out[name] = {"output": text, "exit_code": result.returncode}
+            print(text or result.stderr.strip()[-2000:])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (3 instead of 7)")
@@ -307,6 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regenerate", action="store_true", help="regenerate the session files")
     parser.add_argument("--appends", type=int, default=200)
     parser.add_argument("--moves", type=int, default=500)
+    parser.add_argument(
+        "--session-only",
+        action="store_true",
+        help="skip the UI, start-up and tiktoken benchmarks",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -486,6 +523,9 @@ def main(argv: list[str] | None = None) -> int:
             c = r.extra["context_messages"]
             print(f"  leaf-move contexts: median {c['median']:.0f} messages, max {c['max']:.0f}")
 
+    others: dict[str, Any] = {}
+    if not args.session_only:
+        others = run_other_benchmarks(args.quick)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     out = {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -497,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         "pi_reference": {k: asdict(v) for k, v in PI.items()},
         "rows": [asdict(r) for r in rows],
         "raw": raw,
+        "other_benchmarks": others,
     }
     tmp = RESULTS_DIR / "latest.json.tmp"
     tmp.write_text(json.dumps(out, indent=2) + "\n")
