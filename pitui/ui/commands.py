@@ -126,7 +126,9 @@ async def cmd_name(ctx: CommandContext, arg: str) -> None:
 
 async def cmd_label(ctx: CommandContext, arg: str) -> None:
     store = ctx.app.store
-    target = store.leaf_id
+    # The newest entry you can see (names, labels and settings changes are bookkeeping).
+    shown = ("message", "compaction", "branch_summary", "custom_message")
+    target = next((n.id for n in reversed(store.path_to()) if n.type in shown), None)
     if target is None:
         ctx.say("Nothing to label yet.", "warning")
         return
