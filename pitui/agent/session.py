@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pitui.agent.extensions import Extensions
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
 from pitui.llm.errors import ErrorInfo, assistant_error_kind, classify
-from pitui.llm.keys import check_key
+from pitui.llm.keys import KEYLESS, check_key
 from pitui.llm.models import ModelInfo, ModelRef, default_model_name, model_info
 from pitui.llm.stream import (
     CallOptions,
@@ -171,6 +171,16 @@ class AgentSession:
                 "(for example anthropic/claude-sonnet-4-5) or set defaultModel in settings."
             )
         return check_key(ref, self.api_base).problem
+
+    def model_warning(self) -> str | None:
+        """A hint (not a refusal) when litellm's table does not know the model, e.g. a pi
+        session recorded with a provider/model name litellm cannot serve."""
+        info = self.model_info
+        if info is None or info.known or self.api_base:
+            return None
+        if info.ref.provider in KEYLESS:
+            return None
+        return f"{info.ref} is unknown to litellm: choose a model with --model or /model."
 
     def set_model(self, name: str) -> None:
         """Switch model; recorded as a ``model_change`` entry."""

@@ -234,7 +234,7 @@ class StatusLine(Widget):
             parts.append(Content(f"thinking {agent.thinking}"))
             if self._gauge:
                 parts.append(self._gauge)
-            problem = agent.problem()
+            problem = agent.problem() or agent.model_warning()
             if problem:
                 parts.append(Content.styled(problem, "$warning"))
         if self._name:
