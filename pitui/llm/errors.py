@@ -6,8 +6,10 @@ The overflow and retry patterns follow pi 1.6 (``isContextOverflow`` and
 
 from __future__ import annotations
 
+import email.utils
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 _OVERFLOW_EXCLUDED_PREFIX = re.compile(r"^(throttling error|service unavailable):", re.I)
@@ -109,7 +111,15 @@ def _retry_after(exc: BaseException) -> float | None:
     try:
         return max(0.0, float(value))
     except (TypeError, ValueError):
+        pass
+    # An HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT"): wait until then.
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
         return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 _PREFIX = re.compile(r"^(?:litellm\.)?\w*(?:Error|Exception|Timeout)\s*(?:[:-]\s*)")

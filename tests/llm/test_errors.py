@@ -488,3 +488,26 @@ def test_assistant_normal_stops(stop: str) -> None:
 def test_assistant_silent_overflow() -> None:
     message = _stored("stop", input=90_000, cacheRead=20_000, output=10)
     assert assistant_error_kind(message, 100_000) == "overflow"
+
+
+def test_retry_after_as_an_http_date_is_honoured() -> None:
+    import email.utils
+    from datetime import UTC, datetime, timedelta
+
+    from pitui.llm.errors import _retry_after
+
+    class Response:
+        def __init__(self, value: str) -> None:
+            self.headers = {"retry-after": value}
+
+    class Failure(Exception):
+        def __init__(self, value: str) -> None:
+            super().__init__("429")
+            self.response = Response(value)
+
+    later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    wait = _retry_after(Failure(later))
+    assert wait is not None and 25 <= wait <= 31
+    past = email.utils.format_datetime(datetime.now(UTC) - timedelta(seconds=30), usegmt=True)
+    assert _retry_after(Failure(past)) == 0.0
+    assert _retry_after(Failure("not a date")) is None
