@@ -36,6 +36,7 @@ from pitui.session.codec import loads
 from pitui.session.entries import message_text
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.flatten import FILTER_MODES
+from pitui.session.flatten import make_filter as tree_filter
 from pitui.session.node import Node
 from pitui.session.oneline import entry_text
 from pitui.session.store import SessionStore
@@ -44,7 +45,6 @@ from pitui.ui.widgets.tree_rows import (
     _CALL_LOOKBACK,
     TreeRow,
     build_rows,
-    tree_filter,
 )
 
 FILTER_TAGS: dict[str, str] = {
