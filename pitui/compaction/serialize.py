@@ -6,11 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from pitui.compaction.tokens import js_len, js_stringify
-from pitui.session.entries import bash_execution_text
+from pitui.session.entries import bash_execution_text, summary_text
 
 TOOL_RESULT_LIMIT = 2000
-COMPACTION_SUMMARY_INTRO = "Summary of the conversation before this point:\n\n<summary>\n"
-BRANCH_SUMMARY_INTRO = "Summary of a branch the conversation came back from:\n\n<summary>\n"
 
 
 def _texts(content: Any, joiner: str) -> str:
@@ -47,10 +45,8 @@ def _as_user_text(message: dict[str, Any]) -> str | None:
         return _texts(message.get("content"), "")
     if role == "bashExecution":
         return None if message.get("excludeFromContext") else bash_execution_text(message)
-    if role == "compactionSummary":
-        return COMPACTION_SUMMARY_INTRO + str(message.get("summary") or "") + "\n</summary>"
-    if role == "branchSummary":
-        return BRANCH_SUMMARY_INTRO + str(message.get("summary") or "") + "</summary>"
+    if role in ("compactionSummary", "branchSummary"):
+        return summary_text(message)
     return None
 
 

@@ -11,19 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pitui.session.entries import bash_execution_text
+from pitui.session.entries import bash_execution_text, summary_text
 from pitui.session.system_prompt import replay_system_messages, system_message_text
 
-COMPACTION_PREFIX = (
-    "Earlier parts of this conversation were compacted into the summary below; "
-    "continue from it.\n\n<summary>\n"
-)
-COMPACTION_SUFFIX = "\n</summary>"
-BRANCH_PREFIX = (
-    "The user explored another branch of this conversation and came back; "
-    "this summarizes that branch.\n\n<summary>\n"
-)
-BRANCH_SUFFIX = "</summary>"
 NO_RESULT = "No result provided"
 
 
@@ -165,12 +155,8 @@ def to_litellm_messages(messages: list[dict[str, Any]], provider: str = "") -> l
             if message.get("excludeFromContext"):
                 continue
             out.append({"role": "user", "content": bash_execution_text(message)})
-        elif role == "compactionSummary":
-            text = COMPACTION_PREFIX + str(message.get("summary") or "") + COMPACTION_SUFFIX
-            out.append({"role": "user", "content": text})
-        elif role == "branchSummary":
-            text = BRANCH_PREFIX + str(message.get("summary") or "") + BRANCH_SUFFIX
-            out.append({"role": "user", "content": text})
+        elif role == "compactionSummary" or role == "branchSummary":
+            out.append({"role": "user", "content": summary_text(message)})
     close_calls()
     return out
 

@@ -59,3 +59,23 @@ def bash_execution_text(message: dict[str, Any]) -> str:
     if message.get("truncated") and message.get("fullOutputPath"):
         text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
     return text
+
+
+COMPACTION_PREFIX = (
+    "Earlier parts of this conversation were compacted into the summary below; "
+    "continue from it.\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = (
+    "The user explored another branch of this conversation and came back; "
+    "this summarizes that branch.\n\n<summary>\n"
+)
+BRANCH_SUFFIX = "</summary>"
+
+
+def summary_text(message: dict[str, Any]) -> str:
+    """A compaction or branch summary as the model reads it (a user message)."""
+    summary = str(message.get("summary") or "")
+    if message.get("role") == "branchSummary":
+        return BRANCH_PREFIX + summary + BRANCH_SUFFIX
+    return COMPACTION_PREFIX + summary + COMPACTION_SUFFIX
