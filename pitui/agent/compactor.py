@@ -79,9 +79,7 @@ class Compactor:
 
     def context_tokens(self) -> int:
         store = self.agent.store
-        return int(
-            projected_context_tokens(store, store.project(), None, self.estimator())["tokens"]
-        )
+        return int(projected_context_tokens(store, store.project(), self.estimator())["tokens"])
 
     def over_threshold(self) -> bool:
         try:

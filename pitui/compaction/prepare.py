@@ -20,7 +20,6 @@ from pitui.compaction.tokens import (
     estimate_tokens,
     last_assistant_usage_tokens,
 )
-from pitui.session.node import Node
 from pitui.session.projection import Projection
 from pitui.session.store import SessionStore
 
@@ -59,10 +58,7 @@ class CompactionPreparation:
 
 
 def projected_context_tokens(
-    store: SessionStore,
-    projection: Projection,
-    path: list[Node] | None = None,
-    estimator: Estimator = CHARS4,
+    store: SessionStore, projection: Projection, estimator: Estimator = CHARS4
 ) -> dict[str, Any]:
     """pi 1.6's ``estimateProjectedContextTokens``: trusted usage + what follows, unless a
     context_edit or compaction comes after that usage on the branch; else chars/4 of the
@@ -72,10 +68,15 @@ def projected_context_tokens(
     index = estimate["lastUsageIndex"]
     if index is not None:
         source = projection.source_entry_ids[index]
-        nodes = path if path is not None else store.path_to(projection.leaf_id)
-        position = next((i for i, n in enumerate(nodes) if n.id == source), None)
-        later = nodes[position + 1 :] if position is not None else []
-        if not any(n.type in ("context_edit", "compaction") for n in later):
+        # Walk up from the leaf to the usage's entry (usually a few steps, never the path).
+        cur = store.node(projection.leaf_id) if projection.leaf_id else None
+        trusted = True
+        while cur is not None and cur.id != source:
+            if cur.type in ("context_edit", "compaction"):
+                trusted = False
+                break
+            cur = cur.parent
+        if trusted:
             return estimate
     system = projection.system_message
     tokens = estimator.count(system) if system else 0
@@ -106,9 +107,10 @@ def prepare_compaction(
     """The plan at ``leaf_id`` (default: the current leaf), or the reason there is none
     (``ALREADY_COMPACTED`` or ``NOTHING_TO_SUMMARIZE``)."""
     leaf_id = leaf_id or store.leaf_id
-    path = store.path_to(leaf_id)
-    if not path or path[-1].type == "compaction":
-        return ALREADY_COMPACTED if path else NOTHING_TO_SUMMARIZE
+    if leaf_id is None:
+        return NOTHING_TO_SUMMARIZE
+    if store.node(leaf_id).type == "compaction":
+        return ALREADY_COMPACTED
     projection = store.project(leaf_id)
     entries = projected_entries(store, projection)
     head = entries[0] if entries and entries[0].is_compaction and entries[0].messages else None
@@ -117,7 +119,7 @@ def prepare_compaction(
     if head is not None:
         summary = store.data(head.node).get("summary")
         previous_summary = summary if isinstance(summary, str) else None
-    tokens_before = projected_context_tokens(store, projection, path, estimator)["tokens"]
+    tokens_before = projected_context_tokens(store, projection, estimator)["tokens"]
     cut: CutPoint = find_cut_point(
         entries, start, len(entries), settings.keep_recent_tokens, estimator
     )
@@ -165,7 +167,7 @@ def plan_json(
     """The ``pitui compact --dry-run --json`` object (pi 1.6's shape, plus a few extras)."""
     leaf_id = leaf_id or store.leaf_id
     projection = store.project(leaf_id)
-    estimate = projected_context_tokens(store, projection, None, estimator)
+    estimate = projected_context_tokens(store, projection, estimator)
     tokens = estimate["tokens"]
     out: dict[str, Any] = {
         "leafId": projection.leaf_id,
