@@ -125,6 +125,7 @@ class AgentSession:
         self.extensions = extensions
         self.compactor = Compactor(self)
         self._overflow_recovery_attempted = False
+        self._invalid_arguments: dict[str, str] = {}
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".").resolve()
         self.api_base = api_base
@@ -491,7 +492,7 @@ class AgentSession:
 
     async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
         by_name = {tool.name: tool for tool in self.tools}
-        invalid: dict[str, str] = getattr(self, "_invalid_arguments", {})
+        invalid = self._invalid_arguments
         for call in calls:
             call_id, name = str(call.get("id")), str(call.get("name"))
             raw_arguments = call.get("arguments")

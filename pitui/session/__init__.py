@@ -9,7 +9,6 @@ from pitui.session.errors import (
     ReadOnlySessionError,
     SessionError,
     SessionFileError,
-    SessionLockedError,
     SessionWriteError,
 )
 from pitui.session.events import EntryAppended, LeafMoved, SessionEvent, SessionSwitched
@@ -30,7 +29,6 @@ __all__ = [
     "SessionError",
     "SessionEvent",
     "SessionFileError",
-    "SessionLockedError",
     "SessionStore",
     "SessionSwitched",
     "SessionWriteError",

@@ -19,10 +19,6 @@ class SessionWriteError(SessionError):
     """An append could not be written; the store and the file are unchanged."""
 
 
-class SessionLockedError(SessionError):
-    """Another process holds the session open for writing."""
-
-
 class ReadOnlySessionError(SessionError):
     """An append was attempted on a session opened read-only."""
 

@@ -60,8 +60,6 @@ class LoadResult:
     warnings: list[LoadWarning] = field(default_factory=list)
     tail: TailState = field(default_factory=TailState)
     migrated: bool = False
-    file_size: int = 0
-    header_line: int = 0
     header_raw: bytes = b""
     eager: list[Node] = field(default_factory=list)
     """Label, session_info and custom nodes (parsed in full at load)."""
@@ -147,7 +145,6 @@ class _Reader:
                     "invalid",
                 )
             result.header = obj
-            result.header_line = line_no
             result.header_raw = raw
             if header_version(obj) < CURRENT_VERSION:
                 self.legacy = []
@@ -340,7 +337,6 @@ def _read(f: Any, path: Path) -> LoadResult:
                 offset += len(raw) + 1
         carry_offset = offset
     result = reader.result
-    result.file_size = total
     if carry:
         line_no += 1
         reader.feed(line_no, carry_offset, carry, True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.llm_server import (
@@ -307,9 +306,3 @@ async def test_continued_session_uses_its_model_and_full_context(
         ("user", "second question"),
     ]
     store.close()
-
-
-def _events_of(agent: AgentSession) -> list[Any]:
-    events: list[Any] = []
-    agent.subscribe(events.append)
-    return events
