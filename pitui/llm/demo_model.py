@@ -20,10 +20,11 @@ import math
 import re
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from pitui.compaction import prompts
+from pitui.llm.local_server import BackgroundHTTPServer
 
 DEMO_MODEL = "openai/pitui-demo"
 DEMO_MODEL_ID = "pitui-demo"
@@ -191,16 +192,10 @@ def _split(text: str, pieces: int) -> list[str]:
 # ------------------------------------------------------------------------------ the server
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: DemoModelServer
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = SOCKET_TIMEOUT
-    server: _HTTPServer
+    server: Any
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the TUI owns the terminal
@@ -383,62 +378,20 @@ def _error(message: str, code: str) -> dict[str, Any]:
     }
 
 
-class DemoModelServer:
+class DemoModelServer(BackgroundHTTPServer):
     """The demo model's server: ``start()`` (or ``with``), ``api_base``, ``stop()``.
 
     ``chunk_delay`` spaces the streamed chunks so that streaming is visible (0 in tests).
     """
 
+    thread_name = "pitui-demo-model"
+    handler_class = _Handler
+
     def __init__(self, chunk_delay: float = 0.03) -> None:
+        super().__init__()
         self.chunk_delay = chunk_delay
         self.requests = 0
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> DemoModelServer:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.owner = self
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.1},
-            name="pitui-demo-model",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout)
-        self._httpd = self._thread = None
-
-    def __enter__(self) -> DemoModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._httpd is not None
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the demo model server is not running")
-        return int(self._httpd.server_address[1])
 
     @property
     def api_base(self) -> str:

@@ -92,8 +92,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from pitui.llm.local_server import BackgroundHTTPServer
 
 # Never let litellm fetch its cost map from the network (only effective before it is imported).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -540,16 +542,10 @@ class _Abort(Exception):
     """The client went away or the server is stopping: stop writing this response."""
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: ScriptedLLMServer
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = SOCKET_TIMEOUT
-    server: _HTTPServer
+    server: Any
 
     def log_message(self, format: str, *args: Any) -> None:  # silence stderr access log
         pass
@@ -807,7 +803,7 @@ def _not_found(path: str) -> dict[str, Any]:
 ScriptEntry = Step | Callable[[RecordedRequest], Step]
 
 
-class ScriptedLLMServer:
+class ScriptedLLMServer(BackgroundHTTPServer):
     """The scripted server.  ``start()``/``stop()`` or use it as a context manager."""
 
     # Step builders, reachable from the fixture object (``llm.text(...)``).
@@ -824,11 +820,13 @@ class ScriptedLLMServer:
     stream = staticmethod(stream)
     raw = staticmethod(raw)
 
+    thread_name = "pitui-test-llm-server"
+    handler_class = _Handler
+    poll_interval = 0.05
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        if host != "127.0.0.1":
-            raise ValueError("the test LLM server only listens on 127.0.0.1")
+        super().__init__(host, port)
         self._host = host
-        self._port = port
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._script: deque[ScriptEntry] = deque()
@@ -836,52 +834,10 @@ class ScriptedLLMServer:
         self._unscripted: list[RecordedRequest] = []
         self._call_ids: Iterator[int] = itertools.count(1)
         self._renderer = _Renderer(self._next_call_id)
-        self._stopping = threading.Event()
         #: The ``llm`` fixture fails a test that got "no scripted reply" answers unless False.
         self.fail_on_unscripted = True
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------
-
-    def start(self) -> ScriptedLLMServer:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _HTTPServer((self._host, self._port), _Handler)
-        httpd.owner = self
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="pitui-test-llm-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout)
-        self._httpd = self._thread = None
-
-    def __enter__(self) -> ScriptedLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        return int(self._httpd.server_address[1])
+    # -- lifecycle: start/stop/port come from BackgroundHTTPServer ---------------------------
 
     @property
     def url(self) -> str:
