@@ -26,12 +26,13 @@ from pitui.compaction.settings import (
     resolve_settings,
     should_compact,
 )
+from pitui.errors import UserError
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
 
 
-class CompactionFailed(Exception):
+class CompactionFailed(UserError):
     """A compaction did not happen; the message is one sentence."""
 
     def __init__(self, message: str, cancelled: bool = False) -> None:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pitui.agent.summarize import SummaryError
 from pitui.compaction.branch import collect_branch_entries, prepare_branch_entries
-from pitui.session.entries import message_text
+from pitui.errors import UserError
+from pitui.session.shapes import message_text
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
@@ -23,7 +24,7 @@ DEFAULT_WINDOW = 128000
 DEFAULT_BRANCH_RESERVE = 16384
 
 
-class NavigationError(Exception):
+class NavigationError(UserError):
     """Navigation could not happen; the message is one sentence."""
 
 

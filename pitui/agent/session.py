@@ -37,6 +37,7 @@ from pitui.config.settings import Settings
 
 if TYPE_CHECKING:
     from pitui.agent.extensions import Extensions
+from pitui.errors import UserError
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
 from pitui.llm.errors import ErrorInfo, assistant_error_kind, classify
 from pitui.llm.keys import KEYLESS, check_key
@@ -57,7 +58,7 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
 CANCELLED_TOOL = "Cancelled by the user before it finished."
 
 
-class AgentError(Exception):
+class AgentError(UserError):
     """A run cannot start or did not finish; the message is one sentence for the user."""
 
     def __init__(self, message: str, kind: str = "config") -> None:

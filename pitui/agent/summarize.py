@@ -16,12 +16,13 @@ from pitui.compaction.branch import BranchPreparation
 from pitui.compaction.file_ops import format_file_operations
 from pitui.compaction.prepare import CompactionPreparation
 from pitui.compaction.serialize import serialize_conversation
+from pitui.errors import UserError
 from pitui.llm.errors import classify
 from pitui.llm.models import ModelInfo
 from pitui.llm.stream import CallOptions, ReplyBuilder, stream_reply
 
 
-class SummaryError(Exception):
+class SummaryError(UserError):
     """The summary could not be made; the message is one sentence."""
 
 

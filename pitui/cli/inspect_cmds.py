@@ -13,6 +13,7 @@ from pitui.session import SessionStore
 from pitui.session.codec import dumps_pretty
 from pitui.session.oneline import entry_text
 from pitui.session.projection import Projection
+from pitui.session.shapes import message_text, tool_calls
 
 
 def register(sub: Any) -> None:
@@ -102,8 +103,6 @@ def _short(text: str, width: int = 72) -> str:
 
 
 def message_preview(message: dict[str, Any]) -> str:
-    from pitui.session.store import message_text
-
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
         return _short(str(message.get("summary") or ""))
@@ -120,11 +119,7 @@ def message_preview(message: dict[str, Any]) -> str:
         return _short("; ".join(parts) or "(empty)")
     text = message_text(message, " ")
     if not text and role == "assistant":
-        calls = [
-            f"{b.get('name')}(…)"
-            for b in message.get("content") or []
-            if isinstance(b, dict) and b.get("type") == "toolCall"
-        ]
+        calls = [f"{b.get('name')}(…)" for b in tool_calls(message)]
         text = " ".join(calls) or f"({message.get('stopReason', 'no content')})"
     return _short(text)
 
@@ -191,10 +186,8 @@ def render_tree(store: SessionStore, mode: str) -> str:
     for row in rows:
         entry = store.data(row.node)
         message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    calls[str(block.get("id"))] = block
+        for block in tool_calls(message):
+            calls[str(block.get("id"))] = block
         label = store.label_of(row.node.id)
         text = entry_text(entry, find_call)
         marker = "• " if row.on_path else ""

@@ -34,6 +34,7 @@ from pitui.cli.agent_setup import build_agent
 from pitui.cli.session_args import open_session
 from pitui.config import load_settings
 from pitui.session.oneline import tool_call_text
+from pitui.session.shapes import message_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 
@@ -60,9 +61,7 @@ class TextPrinter:
         elif isinstance(event, ToolStart):
             self.err.write(f"{tool_call_text(event.name, event.arguments)}\n")
         elif isinstance(event, ToolEnd) and event.is_error:
-            text = "".join(
-                b.get("text", "") for b in event.message.get("content", []) if isinstance(b, dict)
-            )
+            text = message_text(event.message)
             self.err.write(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}\n")
         elif isinstance(event, RetryScheduled):
             self.err.write(

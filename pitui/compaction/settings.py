@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pitui.errors import UserError
+
 DEFAULT_RESERVE = 16384
 DEFAULT_KEEP = 20000
 
 
-class SettingsError(ValueError):
+class SettingsError(UserError, ValueError):
     """An invalid compaction setting (one sentence naming it)."""
 
 

@@ -11,22 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pitui.session.entries import bash_execution_text, summary_text
+from pitui.session.shapes import as_user_text, content_text
 from pitui.session.system_prompt import replay_system_messages, system_message_text
 
 NO_RESULT = "No result provided"
-
-
-def _text_of(content: Any, joiner: str = "\n") -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return joiner.join(
-            b.get("text", "")
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
 
 
 def _user_parts(content: Any) -> str | list[dict[str, Any]]:
@@ -123,7 +111,7 @@ def to_litellm_messages(messages: list[dict[str, Any]], provider: str = "") -> l
             if call_id not in open_calls:
                 continue  # its call was not sent (omitted or failed): drop the orphan
             open_calls.remove(call_id)
-            text = _text_of(message.get("content")) or "(no output)"
+            text = content_text(message.get("content"), "\n") or "(no output)"
             if message.get("isError"):
                 text = f"Error: {text}" if not text.startswith("Error") else text
             out.append({"role": "tool", "tool_call_id": call_id, "content": text})
@@ -151,12 +139,10 @@ def to_litellm_messages(messages: list[dict[str, Any]], provider: str = "") -> l
                 open_calls.extend(c["id"] for c in converted.get("tool_calls", []))
         elif role == "user" or role == "custom":
             out.append({"role": "user", "content": _user_parts(message.get("content"))})
-        elif role == "bashExecution":
-            if message.get("excludeFromContext"):
-                continue
-            out.append({"role": "user", "content": bash_execution_text(message)})
-        elif role == "compactionSummary" or role == "branchSummary":
-            out.append({"role": "user", "content": summary_text(message)})
+        else:
+            user_text = as_user_text(message)
+            if user_text is not None:
+                out.append({"role": "user", "content": user_text})
     close_calls()
     return out
 

@@ -15,7 +15,8 @@ from pitui.session.events import EntryAppended, LeafMoved, SessionEvent, Session
 from pitui.session.loader import LoadWarning
 from pitui.session.node import LEAF_MARKER_TYPE, Node
 from pitui.session.projection import Projection
-from pitui.session.store import SessionStore, message_text
+from pitui.session.shapes import message_text
+from pitui.session.store import SessionStore
 
 __all__ = [
     "LEAF_MARKER_TYPE",

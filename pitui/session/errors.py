@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pitui.errors import UserError
 
-class SessionError(Exception):
+
+class SessionError(UserError):
     """Base class for session errors."""
 
 

@@ -16,12 +16,10 @@ import msgspec
 
 from pitui.session.ids import iso_to_ms
 from pitui.session.node import Node
+from pitui.session.shapes import BOOKKEEPING_TYPES
 from pitui.session.store import SessionStore
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
-BOOKKEEPING = frozenset(
-    {"label", "custom", "model_change", "thinking_level_change", "context_edit", "session_info"}
-)
 
 
 class _TextBlock(msgspec.Struct, gc=False):
@@ -105,8 +103,8 @@ def make_filter(store: SessionStore, mode: str) -> Callable[[Node], bool]:
     if mode == "labeled-only":
         return lambda n: store.label_of(n.id) is not None and base(n)
     if mode == "no-tools":
-        return lambda n: n.type not in BOOKKEEPING and n.role != "toolResult" and base(n)
-    return lambda n: n.type not in BOOKKEEPING and base(n)
+        return lambda n: n.type not in BOOKKEEPING_TYPES and n.role != "toolResult" and base(n)
+    return lambda n: n.type not in BOOKKEEPING_TYPES and base(n)
 
 
 def _timestamp_key(node: Node) -> float:

@@ -13,7 +13,7 @@ import msgspec
 from pitui.session import codec
 from pitui.session.ids import iso_to_ms, ms_to_iso
 from pitui.session.loader import BOM, read_header
-from pitui.session.store import message_text
+from pitui.session.shapes import message_text
 
 
 class _ListMessage(msgspec.Struct, gc=False):

@@ -20,7 +20,7 @@ from typing import Any
 from pitui.session import codec
 from pitui.session.appends import EntryAppends
 from pitui.session.disk import SessionDisk
-from pitui.session.entries import message_text, new_header, session_file_name
+from pitui.session.entries import new_header, session_file_name
 from pitui.session.errors import EntryNotFoundError, ReadOnlySessionError
 from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
 from pitui.session.ids import iso_to_ms
@@ -28,6 +28,7 @@ from pitui.session.index import build_children, link_nodes
 from pitui.session.loader import LoadResult, LoadWarning, load_session_file
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
 from pitui.session.projection import Projection, build_projection, entry_messages, model_from_entry
+from pitui.session.shapes import message_text
 from pitui.session.writer import create_exclusive
 
 _PROJECTION_CACHE_SIZE = 16

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from pitui.session import SessionError, SessionStore, clone
-from pitui.session.entries import message_text
+from pitui.session.shapes import is_conversation, message_text
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -126,9 +126,10 @@ async def cmd_name(ctx: CommandContext, arg: str) -> None:
 
 async def cmd_label(ctx: CommandContext, arg: str) -> None:
     store = ctx.app.store
-    # The newest entry you can see (names, labels and settings changes are bookkeeping).
-    shown = ("message", "compaction", "branch_summary", "custom_message")
-    target = next((n.id for n in reversed(store.path_to()) if n.type in shown), None)
+    # The newest entry of the conversation (names, labels and settings changes are bookkeeping).
+    target = next(
+        (n.id for n in reversed(store.path_to()) if is_conversation(n.type, n.role)), None
+    )
     if target is None:
         ctx.say("Nothing to label yet.", "warning")
         return

@@ -17,8 +17,9 @@ from textual.pilot import Pilot
 from textual.widgets import Button
 
 from pitui.session import SessionStore
+from pitui.text import StreamSanitizer, keep_sgr_only, strip_escapes
 from pitui.ui.app import PituiApp
-from pitui.ui.sanitize import StreamSanitizer, keep_sgr_only, strip_escapes, tool_output_text
+from pitui.ui.sanitize import tool_output_text
 from pitui.ui.widgets.chat import (
     PRUNE_SLACK,
     WINDOW,

@@ -12,7 +12,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from pitui.session import SessionError, fork
-from pitui.ui.sanitize import strip_escapes
+from pitui.text import strip_escapes
 
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp

@@ -30,10 +30,10 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from pitui.config.paths import resolve_session_folder, sessions_root
-from pitui.session.entries import message_text
 from pitui.session.listing import SessionInfo, list_sessions
 from pitui.session.lock import SessionLock
-from pitui.ui.sanitize import strip_escapes
+from pitui.session.shapes import message_text
+from pitui.text import strip_escapes
 
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp

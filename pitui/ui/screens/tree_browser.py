@@ -21,10 +21,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from pitui.compaction.branch import collect_branch_entries
-from pitui.session.entries import message_text
 from pitui.session.errors import EntryNotFoundError, SessionError
 from pitui.session.flatten import FILTER_MODES
 from pitui.session.oneline import entry_text
+from pitui.session.shapes import message_text
 from pitui.ui.messages import EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryChoice, SummaryPrompt
 from pitui.ui.widgets.session_tree import SessionTree

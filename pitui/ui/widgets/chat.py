@@ -35,8 +35,10 @@ from pitui.agent.events import (
 )
 from pitui.session.node import Node
 from pitui.session.oneline import tool_call_text
+from pitui.session.shapes import content_images, content_text, is_conversation, tool_calls
+from pitui.text import StreamSanitizer, strip_escapes
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
-from pitui.ui.sanitize import StreamSanitizer, strip_escapes, tool_output_text
+from pitui.ui.sanitize import tool_output_text
 
 if TYPE_CHECKING:
     from textual.widgets._markdown import MarkdownStream
@@ -52,20 +54,12 @@ SHELL_TOOLS = frozenset({"bash"})
 
 
 def _text_blocks(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    images = 0
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif block.get("type") == "image":
-            images += 1
-    text = "\n".join(parts)
+    """The text of a content value, with a note for its images."""
+    text = content_text(content, "\n")
+    images = content_images(content)
     if images:
-        text += f"\n[{images} image{'s' if images > 1 else ''}]" if text else f"[{images} image]"
+        note = f"[{images} image{'s' if images > 1 else ''}]"
+        text = f"{text}\n{note}" if text else note
     return text
 
 
@@ -449,15 +443,7 @@ class ChatView(VerticalScroll):
 
     @staticmethod
     def _shows(node: Node) -> bool:
-        if node.type in ("compaction", "branch_summary", "custom_message"):
-            return True
-        return node.type == "message" and node.role in (
-            "user",
-            "assistant",
-            "toolResult",
-            "bashExecution",
-            "custom",
-        )
+        return is_conversation(node.type, node.role)
 
     def _build(self) -> list[Widget]:
         """Reset the shown state to the store's active branch; the widgets to mount."""
@@ -663,10 +649,8 @@ class ChatView(VerticalScroll):
         parent = node.parent
         while parent is not None:
             if parent.type == "message" and parent.role == "assistant":
-                message = store.data(parent).get("message") or {}
-                for block in message.get("content") or []:
-                    if isinstance(block, dict) and block.get("type") == "toolCall":
-                        self._calls.setdefault(str(block.get("id")), block)
+                for block in tool_calls(store.data(parent).get("message")):
+                    self._calls.setdefault(str(block.get("id")), block)
                 return self._calls.get(call_id)
             parent = parent.parent
         return None

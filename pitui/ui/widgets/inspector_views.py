@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from textual.content import Content
 
 from pitui.compaction.prepare import projected_context_tokens
-from pitui.compaction.tokens import estimate_tokens, js_len
+from pitui.compaction.tokens import estimate_tokens
 from pitui.llm.models import ModelRef, model_info
-from pitui.session.entries import message_text
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.oneline import entry_text
-from pitui.ui.sanitize import strip_escapes, tool_output_text
+from pitui.session.shapes import message_text, tool_calls
+from pitui.text import js_len, strip_escapes
+from pitui.ui.sanitize import tool_output_text
 
 if TYPE_CHECKING:
     from pitui.session.projection import Projection
@@ -411,8 +412,7 @@ def message_preview(message: dict[str, Any]) -> str:
         text = message_text(message, " ")
         calls = [
             f"{b.get('name')}({json.dumps(b.get('arguments'), ensure_ascii=False)})"
-            for b in message.get("content") or []
-            if isinstance(b, dict) and b.get("type") == "toolCall"
+            for b in tool_calls(message)
         ]
         if calls:
             text = (text + " " if text else "") + " ".join("→ " + c for c in calls)

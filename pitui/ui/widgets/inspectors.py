@@ -39,7 +39,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from pitui.session.errors import EntryNotFoundError
-from pitui.ui.sanitize import strip_escapes
+from pitui.text import strip_escapes
 from pitui.ui.widgets.inspector_views import (
     _KEY,
     CACHE_SIZE,

@@ -33,14 +33,14 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from pitui.session.codec import loads
-from pitui.session.entries import message_text
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.flatten import FILTER_MODES
 from pitui.session.flatten import make_filter as tree_filter
 from pitui.session.node import Node
 from pitui.session.oneline import entry_text
+from pitui.session.shapes import message_text, tool_calls
 from pitui.session.store import SessionStore
-from pitui.ui.sanitize import strip_escapes
+from pitui.text import strip_escapes
 from pitui.ui.widgets.tree_rows import (
     _CALL_LOOKBACK,
     TreeRow,
@@ -596,16 +596,9 @@ class SessionTree(ScrollView, can_focus=True):
             if cur is None:
                 return None
             if cur.type == "message" and cur.role == "assistant":
-                message = self._peek(cur).get("message")
-                content = message.get("content") if isinstance(message, dict) else None
-                if isinstance(content, list):
-                    for block in content:
-                        if (
-                            isinstance(block, dict)
-                            and block.get("type") == "toolCall"
-                            and block.get("id") == call_id
-                        ):
-                            return block
+                for block in tool_calls(self._peek(cur).get("message")):
+                    if block.get("id") == call_id:
+                        return block
             cur = cur.parent
         return None
 
