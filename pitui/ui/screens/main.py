@@ -10,18 +10,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from pitui.ui.app_state import UsesApp
 from pitui.ui.commands import COMMANDS, CommandContext, run_command
 from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.status import StatusLine
 
 if TYPE_CHECKING:
-    from pitui.ui.app import PituiApp
+    pass
 
 DOUBLE_ESCAPE = 0.5
 
 
-class MainScreen(Screen[None]):
+class MainScreen(UsesApp, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Abort / tree (twice)", show=True),
         Binding("ctrl+c", "interrupt", "Abort / copy", show=False, priority=True),
@@ -32,10 +33,6 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._last_escape = 0.0
-
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield ChatView(id="chat")

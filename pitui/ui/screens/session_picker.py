@@ -34,9 +34,10 @@ from pitui.session.listing import SessionInfo, list_sessions
 from pitui.session.lock import SessionLock
 from pitui.session.shapes import message_text
 from pitui.text import strip_escapes
+from pitui.ui.app_state import UsesApp
 
 if TYPE_CHECKING:
-    from pitui.ui.app import PituiApp
+    pass
 
 MAX_SEARCH_CHARS = 1_000_000
 """Text kept per session for filtering (the beginning of the conversation)."""
@@ -154,7 +155,7 @@ class ConfirmDeleteScreen(ModalScreen[bool]):
         self.dismiss(delete)
 
 
-class SessionPickerScreen(ModalScreen[str | None]):
+class SessionPickerScreen(UsesApp, ModalScreen[str | None]):
     """Choose a session file; dismisses with its path (or None)."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -192,10 +193,6 @@ class SessionPickerScreen(ModalScreen[str | None]):
         self._generation = 0
         self._texts: dict[str, str] = {}
         self._texts_pending: set[str] = set()
-
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ layout
 

@@ -25,13 +25,13 @@ from pitui.session.errors import EntryNotFoundError, SessionError
 from pitui.session.flatten import FILTER_MODES
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text
+from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryChoice, SummaryPrompt
 from pitui.ui.widgets.session_tree import SessionTree
 
 if TYPE_CHECKING:
     from pitui.agent.navigation import NavigateResult
-    from pitui.ui.app import PituiApp
     from pitui.ui.widgets.inspectors import DetailsPane
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def copyable_text(entry: dict[str, Any]) -> str:
     return entry_text(entry)
 
 
-class TreeBrowserScreen(Screen[str | None]):
+class TreeBrowserScreen(UsesApp, Screen[str | None]):
     """Browse the session tree; dismisses with editor text (a user message was selected)."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -92,10 +92,6 @@ class TreeBrowserScreen(Screen[str | None]):
         self.initial_tab = initial_tab if initial_tab in TABS else "entry"
         self._busy = False
         self._summarizing = False
-
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
 
     @property
     def session_tree(self) -> SessionTree:

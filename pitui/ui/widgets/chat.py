@@ -37,13 +37,13 @@ from pitui.session.node import Node
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import content_images, content_text, is_conversation, tool_calls
 from pitui.text import StreamSanitizer, strip_escapes
+from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.sanitize import tool_output_text
 
 if TYPE_CHECKING:
     from textual.widgets._markdown import MarkdownStream
 
-    from pitui.ui.app import PituiApp
 
 WINDOW = 150  # entries mounted after a rebuild
 PRUNE_SLACK = 50  # live entries allowed past the window before the oldest are unmounted
@@ -350,7 +350,7 @@ def _argument_lines(name: str, arguments: Any, title: str = "") -> list[str]:
 # ---------------------------------------------------------------------------------- the pane
 
 
-class ChatView(VerticalScroll):
+class ChatView(UsesApp, VerticalScroll):
     """Renders ``app.store``'s active branch; streams the reply in progress."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -373,10 +373,6 @@ class ChatView(VerticalScroll):
         self._thinking: ThinkingBlock | None = None
         self._sanitizer = StreamSanitizer()
         self._running_tools: dict[str, ToolBlock] = {}
-
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield from self._build()

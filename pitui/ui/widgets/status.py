@@ -24,10 +24,11 @@ from pitui.agent.events import (
     RunError,
 )
 from pitui.session.node import Node
+from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 
 if TYPE_CHECKING:
-    from pitui.ui.app import PituiApp
+    pass
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEPARATOR = "  ·  "
@@ -53,7 +54,7 @@ def elapsed_text(seconds: float) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
-class StatusLine(Widget):
+class StatusLine(UsesApp, Widget):
     """One line under the editor. It reads the store and the agent; it owns nothing."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -74,10 +75,6 @@ class StatusLine(Widget):
         self._gauge: Content = Content("")
         self._name = ""
         self._position = ""
-
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
 
     def on_mount(self) -> None:
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
