@@ -9,14 +9,13 @@ from __future__ import annotations
 import html
 import json
 import os
-import re
 from pathlib import Path
 
 from pitui.session import SessionStore
 from pitui.session.flatten import flatten
 from pitui.session.oneline import entry_text
+from pitui.text import terminal_text
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STYLE = """
 body { font: 14px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; color: #222; }
 .row { white-space: pre-wrap; font-family: ui-monospace, monospace; }
@@ -49,7 +48,7 @@ def export_html(store: SessionStore, path: Path) -> None:
     for row in flatten(store, "all"):
         entry = store.data(row.node)
         label = store.label_of(row.node.id)
-        text = _CONTROLS.sub("", (f"[{label}] " if label else "") + entry_text(entry))
+        text = terminal_text((f"[{label}] " if label else "") + entry_text(entry))
         classes = (
             "row" + (" active" if row.on_path else "") + (" leaf" if row.node.id == leaf else "")
         )

@@ -96,6 +96,8 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _CONTROLS_BUT_ESC = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
 # Line and paragraph separators, and the bidirectional overrides that can disguise a line.
 _UNICODE_BREAKS = re.compile("[\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Anything :func:`terminal_text` would change (its fast path: most text has none of these).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # An escape sequence that may still be incomplete at the end of a streamed chunk.
 _OPEN_TAIL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[PX^_][^\x1b]*|[ -/]*)?$")
 MAX_HELD = 512
@@ -138,6 +140,8 @@ def keep_sgr_only(text: str) -> str:
 def terminal_text(text: str) -> str:
     """Untrusted text for plain terminal output (CLI text mode, stderr notes): no escape
     sequences, no control characters but tab and newline, no bidi overrides."""
+    if not _UNSAFE.search(text):
+        return text
     return _UNICODE_BREAKS.sub("", strip_escapes(text))
 
 

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 from pitui import __version__
-from pitui.cli.errors import CliError
-from pitui.session.errors import SessionError
+from pitui.cli.output import note
+from pitui.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,8 +85,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
         try:
             return run_tui(args)
-        except (CliError, SessionError) as exc:
-            print(f"pitui: {exc}", file=sys.stderr)
+        except UserError as exc:
+            note(str(exc))
             return 2
     if getattr(args, "fast_exit", False):
         _FAST_EXIT.append(True)
@@ -97,8 +97,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return run_print(args)
         code: int = args.handler(args)
         return code
-    except (CliError, SessionError) as exc:
-        print(f"pitui: {exc}", file=sys.stderr)
+    except UserError as exc:
+        note(str(exc))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -110,7 +110,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         log = _log_internal_error(exc)
         where = f"; details in {log}" if log else ""
-        print(f"pitui: internal error ({type(exc).__name__}: {exc}){where}", file=sys.stderr)
+        note(f"internal error ({type(exc).__name__}: {exc}){where}")
         return 1
 
 

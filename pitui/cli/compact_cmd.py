@@ -10,12 +10,12 @@ from typing import Any
 
 from pitui.cli.errors import CliError
 from pitui.cli.inspect_cmds import open_for_reading, resolve_entry_id
+from pitui.cli.output import note, print_json, say
 from pitui.compaction.estimator import ESTIMATORS, get_estimator
 from pitui.compaction.prepare import plan_json
 from pitui.compaction.settings import CompactionSettings, SettingsError, resolve_settings
 from pitui.config import load_settings
 from pitui.session import SessionFileError, SessionStore
-from pitui.session.codec import dumps_pretty
 
 DEFAULT_WINDOW = 200000
 
@@ -117,7 +117,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
             plan = plan_json(store, leaf, compaction, window, model_key, estimator)
         finally:
             store.close()
-        print(dumps_pretty(plan) if args.json else render_plan(plan))
+        if args.json:
+            print_json(plan)
+        else:
+            say(render_plan(plan))
         return 0
     if args.leaf:
         raise CliError("--leaf is only for --dry-run: a compaction is appended at the leaf.")
@@ -151,27 +154,25 @@ def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
         agent = build_agent(args, store, cwd, settings, sys.stderr)
         problem = agent.problem()
         if problem:
-            print(f"pitui: {problem}", file=sys.stderr)
+            note(problem)
             return 1
         try:
             result = asyncio.run(agent.compact(args.instructions))
         except CompactionFailed as exc:
-            print(f"pitui: {exc}", file=sys.stderr)
+            note(str(exc))
             return 1 if not str(exc).startswith(("Already", "Nothing")) else 0
         if args.json:
-            print(
-                dumps_pretty(
-                    {
-                        "entryId": result.entry_id,
-                        "firstKeptEntryId": result.first_kept_entry_id,
-                        "tokensBefore": result.tokens_before,
-                        "summary": result.summary,
-                        "fromHook": result.from_hook,
-                    }
-                )
+            print_json(
+                {
+                    "entryId": result.entry_id,
+                    "firstKeptEntryId": result.first_kept_entry_id,
+                    "tokensBefore": result.tokens_before,
+                    "summary": result.summary,
+                    "fromHook": result.from_hook,
+                }
             )
         else:
-            print(
+            say(
                 f"Compacted from {result.tokens_before:,} tokens; kept from "
                 f"{result.first_kept_entry_id} (entry {result.entry_id})."
             )

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from pitui.cli.errors import CliError
+from pitui.cli.output import json_line, note, print_json, say
 from pitui.session import SessionStore
-from pitui.session.codec import dumps_pretty
 from pitui.session.oneline import entry_text
 from pitui.session.projection import Projection
 from pitui.session.shapes import message_text, tool_calls
+from pitui.text import terminal_line, terminal_text
 
 
 def register(sub: Any) -> None:
@@ -44,7 +45,7 @@ def open_for_reading(file: str) -> SessionStore:
     """Open a session read-only and print its load warnings on stderr."""
     store = SessionStore.open(file, read_only=True)
     for warning in store.warnings:
-        print(f"pitui: warning: {file}: {warning}", file=sys.stderr)
+        note(f"warning: {file}: {warning}")
     return store
 
 
@@ -59,12 +60,6 @@ def resolve_entry_id(store: SessionStore, value: str) -> str:
         raise CliError(f"Entry {value} not found in {store.path}.")
     shown = ", ".join(matches[:10]) + (" …" if len(matches) > 10 else "")
     raise CliError(f"Entry id prefix {value} is ambiguous: {shown}.")
-
-
-def _write(text: str) -> None:
-    sys.stdout.write(text)
-    if not text.endswith("\n"):
-        sys.stdout.write("\n")
 
 
 def projection_json(store: SessionStore, projection: Projection) -> dict[str, Any]:
@@ -89,16 +84,16 @@ def cmd_context(args: argparse.Namespace) -> int:
         leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
         projection = store.project(leaf)
         if args.json:
-            _write(dumps_pretty(projection_json(store, projection)))
+            print_json(projection_json(store, projection))
         else:
-            _write(render_context(store, projection))
+            say(render_context(store, projection))
     finally:
         store.close()
     return 0
 
 
 def _short(text: str, width: int = 72) -> str:
-    text = " ".join(text.split())
+    text = " ".join(terminal_text(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -201,9 +196,9 @@ def cmd_tree(args: argparse.Namespace) -> int:
     store = open_for_reading(args.file)
     try:
         if args.json:
-            _write(dumps_pretty(tree_json(store)))
+            print_json(tree_json(store))
         else:
-            _write(render_tree(store, args.filter))
+            say(render_tree(store, args.filter))
     finally:
         store.close()
     return 0
@@ -211,7 +206,6 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     from pitui.config import load_settings, resolve_session_folder, sessions_root
-    from pitui.session.codec import dumps_line
     from pitui.session.listing import list_sessions
 
     cwd = os.getcwd()
@@ -227,17 +221,17 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         infos = list_sessions([folder], cwd=cwd)
     if args.json:
         for info in infos:
-            sys.stdout.buffer.write(dumps_line(info.to_json()))
+            sys.stdout.write(json_line(info.to_json()))
         sys.stdout.flush()
         return 0
     if not infos:
-        print(f"No sessions for {cwd} in {folder}.")
+        say(f"No sessions for {cwd} in {folder}.")
         return 0
     for info in infos:
         title = info.name or _short(info.firstMessage, 60)
-        print(
+        say(
             f"{info.modified[:16].replace('T', ' ')}  {info.id[:8]}  {info.messageCount:>5} msgs  "
-            f"{title}"
+            f"{terminal_line(title)}"
         )
-        print(f"{'':16}  {Path(info.path)}")
+        say(f"{'':16}  {terminal_line(str(Path(info.path)))}")
     return 0

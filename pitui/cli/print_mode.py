@@ -31,6 +31,7 @@ from pitui.agent.events import (
 )
 from pitui.agent.session import AgentError, AgentSession, RunResult
 from pitui.cli.agent_setup import build_agent
+from pitui.cli.output import TerminalStream, note, say, terminal_json
 from pitui.cli.session_args import open_session
 from pitui.config import load_settings
 from pitui.session.oneline import tool_call_text
@@ -43,40 +44,37 @@ class TextPrinter:
     """Human output: the reply's text on stdout, everything else on stderr."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out, self.err = out, err
-        self.ended_with_newline = True
+        self.reply = TerminalStream(out)
+        self.err = err
         self.wrote_text = False
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageDelta) and event.kind == "text":
-            self.out.write(event.text)
-            self.out.flush()
+            self.reply.write(event.text)
             self.wrote_text = True
-            self.ended_with_newline = event.text.endswith("\n")
         elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
-            if self.wrote_text and not self.ended_with_newline:
-                self.out.write("\n")
-                self.out.flush()
-                self.ended_with_newline = True
+            if self.wrote_text:
+                self.reply.finish()
         elif isinstance(event, ToolStart):
-            self.err.write(f"{tool_call_text(event.name, event.arguments)}\n")
+            say(tool_call_text(event.name, event.arguments), self.err)
         elif isinstance(event, ToolEnd) and event.is_error:
             text = message_text(event.message)
-            self.err.write(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}\n")
+            say(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}", self.err)
         elif isinstance(event, RetryScheduled):
-            self.err.write(
-                f"pitui: {event.error} — retrying in {event.delay:.1f}s "
-                f"({event.attempt}/{event.max_attempts})\n"
+            note(
+                f"{event.error} — retrying in {event.delay:.1f}s "
+                f"({event.attempt}/{event.max_attempts})",
+                self.err,
             )
         elif isinstance(event, RunError):
-            self.err.write(f"pitui: {event.message}\n")
+            note(event.message, self.err)
         elif isinstance(event, CompactionStart):
-            self.err.write(f"pitui: compacting the context ({event.reason})…\n")
+            note(f"compacting the context ({event.reason})…", self.err)
         elif isinstance(event, CompactionEnd):
             if event.entry_id is not None:
-                self.err.write(f"pitui: compacted from {event.tokens_before:,} tokens.\n")
+                note(f"compacted from {event.tokens_before:,} tokens.", self.err)
             elif event.error:
-                self.err.write(f"pitui: compaction did not happen: {event.error}\n")
+                note(f"compaction did not happen: {event.error}", self.err)
         self.err.flush()
 
 
@@ -87,7 +85,7 @@ class JsonPrinter:
         self.out = out
 
     def write(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.write(terminal_json(json.dumps(obj, ensure_ascii=False)) + "\n")
         self.out.flush()
 
     def __call__(self, event: AgentEvent) -> None:
@@ -178,10 +176,10 @@ def run_print(
     cwd = os.getcwd()
     settings = load_settings(cwd)
     for warning in settings.warnings:
-        err.write(f"pitui: warning: {warning}\n")
+        note(f"warning: {warning}", err)
     store = open_session(args, cwd, settings)
     for load_warning in store.warnings:
-        err.write(f"pitui: warning: {store.path}: {load_warning}\n")
+        note(f"warning: {store.path}: {load_warning}", err)
     try:
         agent = build_agent(args, store, cwd, settings, err)
         agent.subscribe(JsonPrinter(out) if args.json_events else TextPrinter(out, err))
@@ -193,7 +191,7 @@ def run_print(
             return EXIT_ABORTED
         if result.aborted:
             if not args.json_events:
-                err.write("pitui: aborted.\n")
+                note("aborted.", err)
             return EXIT_ABORTED
         return EXIT_OK if result.error is None else EXIT_FAILED
     finally:

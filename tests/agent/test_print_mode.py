@@ -246,3 +246,33 @@ def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
     last = store.project().messages[-1]
     assert last["role"] == "assistant" and last["stopReason"] == "aborted"
     assert last["content"][0]["text"].startswith("a")
+
+
+HOSTILE_REPLY = "ok \x1b]0;PWNED\x07\x1b[2J done \x9b31m\u202eevil"
+
+
+def test_text_mode_never_passes_escapes_to_the_terminal(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    """A reply and a tool call full of escapes (split across chunks) come out inert; --json
+    keeps the exact text, escaped by JSON."""
+    unsafe = ("\x1b", "\x07", "\x9b", "\u202e")
+    llm.script(
+        tool_call("bash", {"command": "echo \x1b]0;title\x07hi"}),
+        text(HOSTILE_REPLY, chunks=7),
+    )
+    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok  done 31mevil\n"
+    assert "[bash: echo hi]" in result.stderr
+    for char in unsafe:
+        assert char not in result.stdout and char not in result.stderr
+
+    llm.script(text(HOSTILE_REPLY, chunks=7))
+    result = run(["-p", "go", "--json", *base_args(llm, tmp_path / "j")], project, env)
+    assert result.returncode == 0, result.stderr
+    for char in unsafe:
+        assert char not in result.stdout
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    deltas = "".join(e["text"] for e in events if e["type"] == "message_delta")
+    assert deltas == HOSTILE_REPLY

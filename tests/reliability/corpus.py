@@ -149,6 +149,7 @@ def _cases() -> dict[str, Callable[[], bytes]]:
                 )
             )
         ),
+        "escapes_everywhere": lambda: _escapes_everywhere(),
         "legacy_v1_bad_compaction": lambda: (
             line({"type": "session", "id": "v1", "timestamp": "2025-01-01T00:00:00.000Z"})
             + line(
@@ -231,6 +232,125 @@ def _cases() -> dict[str, Callable[[], bytes]]:
             )
         ),
     }
+
+
+HOSTILE = (
+    "\x1b]0;PWNED\x07 \x1b[2J \x9b2J \x1bP+q\x1b\\ \x1b]52;c;aGVsbG8=\x07 \x07bell "
+    "\x90dcs\x9c \u202eRTL\u202c \u2028sep \x7fdel \x08bs [bold]x[/]"
+)
+"""Terminal escapes of every kind: OSC titles and clipboard writes, CSI (7-bit and C1), DCS,
+bells, backspaces, bidi overrides and line separators, plus Rich markup."""
+
+
+def _escapes_everywhere() -> bytes:
+    """Hostile text in every field the CLI prints: messages, tool calls and results, names,
+    labels, summaries, custom types, the model and the header's cwd."""
+    x = HOSTILE
+    header = line(
+        {
+            "type": "session",
+            "version": 3,
+            "id": "esc",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": f"/tmp/{x}",
+        }
+    )
+
+    def entry(entry_id: str, parent: str | None, **fields: object) -> bytes:
+        return line(
+            {"id": entry_id, "parentId": parent, "timestamp": "2025-01-01T00:00:01.000Z", **fields}
+        )
+
+    return b"".join(
+        [
+            header,
+            entry(
+                "s1",
+                None,
+                type="message",
+                message={
+                    "role": "system",
+                    "content": x,
+                    "sections": {x: x},
+                    "toolsAdded": [{"name": x, "description": x, "parameters": {}}],
+                },
+            ),
+            entry(
+                "u1",
+                "s1",
+                type="message",
+                message={"role": "user", "content": [{"type": "text", "text": x}], "timestamp": 1},
+            ),
+            entry(
+                "a1",
+                "u1",
+                type="message",
+                message={
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": x},
+                        {"type": "text", "text": x},
+                        {"type": "toolCall", "id": "c1", "name": x, "arguments": {"path": x}},
+                        {
+                            "type": "toolCall",
+                            "id": "c2",
+                            "name": "bash",
+                            "arguments": {"command": x},
+                        },
+                    ],
+                    "provider": x,
+                    "model": x,
+                    "stopReason": "toolUse",
+                    "timestamp": 2,
+                    "usage": {"input": 1, "output": 1, "totalTokens": 2},
+                },
+            ),
+            entry(
+                "t1",
+                "a1",
+                type="message",
+                message={
+                    "role": "toolResult",
+                    "toolCallId": "c1",
+                    "toolName": x,
+                    "content": [{"type": "text", "text": x}],
+                    "isError": True,
+                    "timestamp": 3,
+                },
+            ),
+            entry(
+                "b1",
+                "t1",
+                type="message",
+                message={
+                    "role": "bashExecution",
+                    "command": x,
+                    "output": x,
+                    "exitCode": 1,
+                    "timestamp": 4,
+                },
+            ),
+            entry("k1", "b1", type="compaction", summary=x, firstKeptEntryId="u1", tokensBefore=5),
+            entry("l1", "k1", type="label", targetId="u1", label=x),
+            entry("n1", "l1", type="session_info", name=x),
+            entry("m1", "n1", type="model_change", provider=x, modelId=x),
+            entry("c1m", "m1", type="custom_message", customType=x, content=x, display=True),
+            entry("x1", "c1m", type="custom", customType=x, data={x: x}),
+            entry("bs", "x1", type="branch_summary", fromId="u1", summary=x),
+            entry(
+                "a2",
+                "bs",
+                type="message",
+                message={
+                    "role": "assistant",
+                    "content": [],
+                    "stopReason": "error",
+                    "errorMessage": x,
+                    "timestamp": 5,
+                },
+            ),
+        ]
+    )
 
 
 CASES = _cases()
