@@ -94,8 +94,9 @@ _STRAY_ESC = re.compile(r"\x1b(?!\[[0-9;:]*m)")
 # Control characters except tab and newline (and except ESC, for the SGR-keeping variant).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _CONTROLS_BUT_ESC = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
-# Line and paragraph separators, and the bidirectional overrides that can disguise a line.
-_UNICODE_BREAKS = re.compile("[\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Bidirectional embeddings, overrides and isolates: they can make a line read as something
+# else (terminals with BiDi support reorder text around them).
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # Anything :func:`terminal_text` would change (its fast path: most text has none of these).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # An escape sequence that may still be incomplete at the end of a streamed chunk.
@@ -104,8 +105,11 @@ MAX_HELD = 512
 
 
 def _carriage_returns(text: str) -> str:
-    """``\\r\\n`` is a newline; a lone ``\\r`` (progress bars) keeps what was written last."""
+    """``\\r\\n`` is a newline; a lone ``\\r`` (progress bars) keeps what was written last.
+    Unicode line and paragraph separators are newlines too."""
     text = text.replace("\r\n", "\n")
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "\n").replace("\u2029", "\n")
     if "\r" not in text:
         return text
     lines = []
@@ -118,8 +122,9 @@ def _carriage_returns(text: str) -> str:
 
 
 def strip_escapes(text: str) -> str:
-    """Remove every escape sequence and control character (tabs and newlines stay)."""
-    return _CONTROLS.sub("", _ANY_ESCAPE.sub("", _carriage_returns(text)))
+    """Remove every escape sequence, control character and bidi control (tabs and newlines
+    stay)."""
+    return _BIDI.sub("", _CONTROLS.sub("", _ANY_ESCAPE.sub("", _carriage_returns(text))))
 
 
 def keep_sgr_only(text: str) -> str:
@@ -133,16 +138,16 @@ def keep_sgr_only(text: str) -> str:
         return match.group(0) if _SGR.fullmatch(match.group(0)) else ""
 
     cleaned = _ANY_ESCAPE.sub(keep, _carriage_returns(text))
-    cleaned = _CONTROLS_BUT_ESC.sub("", cleaned)
+    cleaned = _BIDI.sub("", _CONTROLS_BUT_ESC.sub("", cleaned))
     return _STRAY_ESC.sub("", cleaned)
 
 
 def terminal_text(text: str) -> str:
     """Untrusted text for plain terminal output (CLI text mode, stderr notes): no escape
-    sequences, no control characters but tab and newline, no bidi overrides."""
+    sequences, no control characters but tab and newline, no bidi controls."""
     if not _UNSAFE.search(text):
         return text
-    return _UNICODE_BREAKS.sub("", strip_escapes(text))
+    return strip_escapes(text)
 
 
 def terminal_line(text: str) -> str:

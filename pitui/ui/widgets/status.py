@@ -24,6 +24,7 @@ from pitui.agent.events import (
     RunError,
 )
 from pitui.session.node import Node
+from pitui.text import terminal_line
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 
@@ -165,7 +166,7 @@ class StatusLine(UsesApp, Widget):
         store = self.pitui.store
         path = store.path_to()
         self._gauge = self.gauge(path)
-        self._name = store.session_name or ""
+        self._name = terminal_line(store.session_name or "")
         self._position = self.branch_position(path)
         self.refresh()
 
@@ -226,14 +227,14 @@ class StatusLine(UsesApp, Widget):
             note = app.status_note or NO_MODEL
             parts.append(Content.styled(note, "$warning"))
         else:
-            name = agent.model_name + (" (demo)" if app.demo else "")
+            name = terminal_line(agent.model_name) + (" (demo)" if app.demo else "")
             parts.append(Content.styled(name, "bold"))
             parts.append(Content(f"thinking {agent.thinking}"))
             if self._gauge:
                 parts.append(self._gauge)
             problem = agent.problem() or agent.model_warning()
             if problem:
-                parts.append(Content.styled(problem, "$warning"))
+                parts.append(Content.styled(terminal_line(problem), "$warning"))
         if self._name:
             parts.append(Content(self._name))
         if self._position:
