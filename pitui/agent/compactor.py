@@ -67,7 +67,7 @@ class Compactor:
         ref = self.agent.model_ref
         try:
             base = resolve_settings(
-                self.agent.settings.get("compaction"), ref.litellm_name if ref else None
+                self.agent.settings.compaction.section(), ref.litellm_name if ref else None
             )
         except SettingsError as exc:
             raise CompactionFailed(str(exc)) from None
@@ -75,8 +75,8 @@ class Compactor:
 
     def estimator(self) -> Estimator:
         ref = self.agent.model_ref
-        name = self.agent.settings.get("compaction.estimator")
-        return get_estimator(name if isinstance(name, str) else None, str(ref) if ref else None)
+        name = self.agent.settings.compaction.estimator
+        return get_estimator(name, str(ref) if ref else None)
 
     def context_tokens(self) -> int:
         store = self.agent.store

@@ -75,15 +75,12 @@ class RetrySettings:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RetrySettings:
-        def number(key: str, default: float) -> float:
-            value = settings.get(key)
-            return float(value) if isinstance(value, int | float) else default
-
+        retry = settings.retry
         return cls(
-            enabled=settings.get("retry.enabled", True) is not False,
-            max_retries=int(number("retry.maxRetries", 3)),
-            base_delay=number("retry.baseDelayMs", 2000) / 1000,
-            max_delay=number("retry.maxDelayMs", 60000) / 1000,
+            enabled=retry.enabled,
+            max_retries=retry.max_retries,
+            base_delay=retry.base_delay_ms / 1000,
+            max_delay=retry.max_delay_ms / 1000,
         )
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
@@ -140,12 +137,12 @@ class AgentSession:
             else None
         )
         self.model_name: str | None = (
-            model or recorded_name or default_model_name(self.settings.get("defaultModel"))
+            model or recorded_name or default_model_name(self.settings.default_model)
         )
         level = thinking or (
             projection.thinking_level
             if projection.messages
-            else self.settings.get("defaultThinkingLevel", "off")
+            else self.settings.default_thinking_level
         )
         self.thinking: str = level if level in THINKING_LEVELS else "off"
         self._listeners: list[Callable[[AgentEvent], None]] = []
@@ -162,7 +159,7 @@ class AgentSession:
     @property
     def model_info(self) -> ModelInfo | None:
         ref = self.model_ref
-        return model_info(ref, self.settings.get("models")) if ref else None
+        return model_info(ref, self.settings.models_section()) if ref else None
 
     def problem(self) -> str | None:
         """Why a request cannot be made now (one sentence), or None."""

@@ -8,13 +8,15 @@ import os
 import sys
 from typing import Any
 
+import msgspec
+
 from pitui.cli.errors import CliError
 from pitui.cli.inspect_cmds import open_for_reading, resolve_entry_id
 from pitui.cli.output import note, print_json, say
 from pitui.compaction.estimator import ESTIMATORS, get_estimator
 from pitui.compaction.prepare import plan_json
 from pitui.compaction.settings import CompactionSettings, SettingsError, resolve_settings
-from pitui.config import load_settings
+from pitui.config import Settings, load_settings
 from pitui.session import SessionFileError, SessionStore
 
 DEFAULT_WINDOW = 200000
@@ -111,8 +113,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
         try:
             leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
             model_key = _model_key(store, args)
-            compaction = _settings(args, settings.get("compaction"), model_key)
-            window = _window(args, model_key, settings.get("models"))
+            compaction = _settings(args, settings.compaction.section(), model_key)
+            window = _window(args, model_key, settings.models_section())
             estimator = get_estimator(args.estimator, model_key)
             plan = plan_json(store, leaf, compaction, window, model_key, estimator)
         finally:
@@ -127,7 +129,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return _run(args, cwd, settings)
 
 
-def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
+def _run(args: argparse.Namespace, cwd: str, settings: Settings) -> int:
     from pitui.agent.compactor import CompactionFailed
     from pitui.cli.agent_setup import build_agent
 
@@ -140,17 +142,14 @@ def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
         store.close()
         raise CliError(f"Cannot write to this session: {reason}")
     try:
-        overrides: dict[str, Any] = {}
+        compaction = settings.compaction
         if args.keep_recent is not None:
-            overrides["keepRecentTokens"] = args.keep_recent
+            compaction = msgspec.structs.replace(compaction, keep_recent_tokens=args.keep_recent)
         if args.reserve is not None:
-            overrides["reserveTokens"] = args.reserve
-        if overrides:
-            section = dict(settings.get("compaction") or {})
-            section.update(overrides)
-            settings.values["compaction"] = section
+            compaction = msgspec.structs.replace(compaction, reserve_tokens=args.reserve)
         if args.estimator != "chars4":
-            settings.values.setdefault("compaction", {})["estimator"] = args.estimator
+            compaction = msgspec.structs.replace(compaction, estimator=args.estimator)
+        settings = msgspec.structs.replace(settings, compaction=compaction)
         agent = build_agent(args, store, cwd, settings, sys.stderr)
         problem = agent.problem()
         if problem:

@@ -210,7 +210,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
     cwd = os.getcwd()
     settings = load_settings(cwd)
-    folder, explicit = resolve_session_folder(cwd, args.session_dir, settings.get("sessionDir"))
+    folder, explicit = resolve_session_folder(cwd, args.session_dir, settings.session_dir)
     if args.all and not explicit:
         root = sessions_root()
         folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []

@@ -46,7 +46,7 @@ def _looks_like_path(value: str) -> bool:
 
 
 def session_folder(args: argparse.Namespace, cwd: str, settings: Settings) -> Path:
-    folder, _ = resolve_session_folder(cwd, args.session_dir, settings.get("sessionDir"))
+    folder, _ = resolve_session_folder(cwd, args.session_dir, settings.session_dir)
     return folder
 
 

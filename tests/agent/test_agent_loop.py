@@ -23,7 +23,7 @@ from pitui.agent.session import AgentError, AgentSession
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
 
-FAST_RETRY = Settings({"retry": {"baseDelayMs": 10, "maxDelayMs": 50, "maxRetries": 2}})
+FAST_RETRY = Settings.from_dict({"retry": {"baseDelayMs": 10, "maxDelayMs": 50, "maxRetries": 2}})
 
 
 def make_agent(
@@ -193,7 +193,7 @@ async def test_length_stop_is_recorded(tmp_path: Path, llm: ScriptedLLMServer) -
 async def test_cut_stream_keeps_partial_output_as_error(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
-    agent = make_agent(tmp_path, llm, Settings({"retry": {"enabled": False}}))
+    agent = make_agent(tmp_path, llm, Settings.from_dict({"retry": {"enabled": False}}))
     llm.script(cut("partial answer", after_chunks=2, chunks=4))
     result = await agent.prompt("hi")
     stored = [

@@ -23,7 +23,7 @@ SMALL = {"models": {"openai/test-model": {"contextWindow": 8192, "maxOutput": 10
 def make_agent(tmp_path: Path, llm: ScriptedLLMServer, **extra: Any) -> AgentSession:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
-    settings = Settings({**SMALL, "retry": {"baseDelayMs": 10}, **extra})
+    settings = Settings.from_dict({**SMALL, "retry": {"baseDelayMs": 10}, **extra})
     store = SessionStore.create(tmp_path / "sessions", str(project))
     return AgentSession(
         store, cwd=project, model="openai/test-model", api_base=f"{llm.url}/v1", settings=settings

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
-from corpus import CASES  # noqa: E402
+import contextlib
+
+from corpus import CASES
 
 # Fragments only the session's text can produce (Textual never writes these).
 FORBIDDEN = [
@@ -110,10 +112,8 @@ def test_tui_writes_no_session_escapes_to_the_terminal(tmp_path: Path) -> None:
         press(b"\x1b", 1.5)
         press(b"\x11", 3.0)  # Ctrl+Q
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         os.waitpid(pid, 0)
         os.close(fd)
     assert len(out) > 10_000, "pitui drew almost nothing"

@@ -61,7 +61,7 @@ def make_app(
     **kwargs: Any,
 ) -> PituiApp:
     """An app over ``store`` with a deterministic clock; an agent only when ``model`` is set."""
-    merged = Settings(
+    merged = Settings.from_dict(
         {"retry": {"baseDelayMs": 10}, "ui": {"cursorBlink": False}, **(settings or {})}
     )
 

@@ -114,7 +114,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         from pitui.ui.widgets.inspectors import DetailsPane
 
         app = self.pitui
-        mode = app.settings.get("treeFilterMode", "default")
+        mode = app.settings.tree_filter_mode
         with Horizontal(id="tree-browser-body"):
             column = Vertical(id="tree-column")
             column.border_title = "Session tree"
@@ -202,11 +202,11 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         except EntryNotFoundError:
             self.notify("That entry is no longer in the session.", markup=False)
             return
-        if not abandoned or app.settings.get("branchSummary.skipPrompt", False):
+        if not abandoned or app.settings.branch_summary.skip_prompt:
             self._navigate(entry_id, SummaryChoice(False))
             return
         can_summarize = agent is not None and agent.problem() is None
-        blink = app.settings.get("ui.cursorBlink", True) is not False
+        blink = app.settings.ui.cursor_blink
 
         def chosen(choice: SummaryChoice | None) -> None:
             if choice is None:
@@ -312,7 +312,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             self.notify("The agent is busy: wait for it or press Esc first.", markup=False)
             return
         current = app.store.label_of(entry_id)
-        blink = app.settings.get("ui.cursorBlink", True) is not False
+        blink = app.settings.ui.cursor_blink
 
         def done(value: str | None) -> None:
             self.session_tree.focus()

@@ -60,7 +60,7 @@ class PromptEditor(TextArea):
 
     def on_mount(self) -> None:
         settings = getattr(self.app, "settings", None)
-        if settings is not None and settings.get("ui.cursorBlink", True) is False:
+        if settings is not None and not settings.ui.cursor_blink:
             self.cursor_blink = False
         store = getattr(self.app, "store", None)
         if store is not None and not self.prompt_history:
