@@ -52,6 +52,7 @@ from pitui.llm.stream import (
 )
 from pitui.session.errors import SessionError
 from pitui.session.ids import now_ms
+from pitui.session.shapes import tool_calls
 from pitui.session.store import SessionStore
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
@@ -340,7 +341,7 @@ class AgentSession:
             reply = await self._request(result)
             if reply is None:
                 return
-            calls = [b for b in reply.get("content", []) if b.get("type") == "toolCall"]
+            calls = tool_calls(reply)
             if calls and reply.get("stopReason") == "toolUse":
                 await self._run_tools(calls, result)
                 self._deliver_queue(result)
@@ -429,7 +430,7 @@ class AgentSession:
         info = self.model_info
         if message.get("stopReason") != "length" or info is None or not info.max_output:
             return False
-        if any(b.get("type") == "toolCall" for b in message.get("content", [])):
+        if tool_calls(message):
             return False
         output = (message.get("usage") or {}).get("output", 0)
         return bool(output < info.max_output)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pitui.session.shapes import content_text
+
 log = logging.getLogger(__name__)
 
 ContentBlock = dict[str, Any]
@@ -54,9 +56,7 @@ class ToolResult:
     @property
     def text(self) -> str:
         """The text blocks joined with newlines (images left out)."""
-        return "\n".join(
-            str(block.get("text", "")) for block in self.content if block.get("type") == "text"
-        )
+        return content_text(self.content, "\n")
 
 
 class ToolError(Exception):
