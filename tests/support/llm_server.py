@@ -90,7 +90,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from support.providers.base import MAX_DELAY, Abort, ProviderHandler, ScriptedServer
+from support.providers.base import Abort, ProviderHandler, ScriptedServer
 from support.providers.base import RecordedRequest as BaseRecordedRequest
 
 # Never let litellm fetch its cost map from the network (only effective before it is imported).
@@ -123,8 +123,6 @@ OVERFLOW_MESSAGE = (
     "This model's maximum context length is 8192 tokens. "
     "However, your messages resulted in 9000 tokens."
 )
-
-#: Upper bounds so that nothing in the server can hang a test run.
 
 Usage = tuple[int, int] | None | Literal[False]
 ToolCallSpec = tuple[str, Any] | tuple[str, Any, str]
