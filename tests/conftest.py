@@ -117,3 +117,33 @@ def _isolated_user_dirs(
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(base / name.lower()))
     monkeypatch.delenv("PITUI_SESSION_DIR", raising=False)
+
+
+# --- Local provider servers (see tests/support/providers/) -----------------------------------
+
+from support.providers.anthropic import API_KEY as ANTHROPIC_TEST_KEY  # noqa: E402
+from support.providers.anthropic import AnthropicServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def anthropic_server() -> Iterator[AnthropicServer]:
+    """One local Anthropic Messages server for the whole run (use ``claude``)."""
+    server = AnthropicServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def claude(
+    anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[AnthropicServer]:
+    """The shared Anthropic server, reset, with ``ANTHROPIC_API_KEY`` set to its key."""
+    anthropic_server.reset()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_TEST_KEY)
+    yield anthropic_server
+    if anthropic_server.unscripted and anthropic_server.fail_on_unscripted:
+        pytest.fail(
+            f"the Anthropic server got {len(anthropic_server.unscripted)} unscripted request(s)"
+        )
