@@ -147,3 +147,31 @@ def claude(
         pytest.fail(
             f"the Anthropic server got {len(anthropic_server.unscripted)} unscripted request(s)"
         )
+
+
+from support.providers.openai_responses import API_KEY as OPENAI_TEST_KEY  # noqa: E402
+from support.providers.openai_responses import ResponsesServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def responses_server() -> Iterator[ResponsesServer]:
+    """One local OpenAI Responses server for the whole run (use ``responses``)."""
+    server = ResponsesServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def responses(
+    responses_server: ResponsesServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ResponsesServer]:
+    """The shared Responses server, reset, with ``OPENAI_API_KEY`` set to its key."""
+    responses_server.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_TEST_KEY)
+    yield responses_server
+    if responses_server.unscripted and responses_server.fail_on_unscripted:
+        pytest.fail(
+            f"the Responses server got {len(responses_server.unscripted)} unscripted request(s)"
+        )

@@ -23,6 +23,7 @@ from pitui.agent.events import (
     MessageDelta,
     MessageEnd,
     MessageStart,
+    ReplyTruncated,
     RetryScheduled,
     RunEnded,
     RunError,
@@ -38,25 +39,54 @@ from pitui.session.oneline import tool_call_text
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 
 
-class TextPrinter:
-    """Human output: the reply's text on stdout, everything else on stderr."""
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+
+class TextPrinter:
+    """Human output: the reply's text on stdout, everything else on stderr.
+
+    On a terminal the text streams as it comes. Otherwise (a pipe, a file) each reply's text is
+    written when the reply ends, and only if it did not fail: a retried request leaves only
+    its final answer in the output.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, stream: bool | None = None) -> None:
         self.out, self.err = out, err
+        self.stream = _isatty(out) if stream is None else stream
         self.ended_with_newline = True
         self.wrote_text = False
+        self.pending: list[str] = []
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self.wrote_text = True
+        self.ended_with_newline = text.endswith("\n")
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageDelta) and event.kind == "text":
-            self.out.write(event.text)
-            self.out.flush()
-            self.wrote_text = True
-            self.ended_with_newline = event.text.endswith("\n")
+            if self.stream:
+                self._write(event.text)
+            else:
+                self.pending.append(event.text)
         elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
+            pending, self.pending = "".join(self.pending), []
+            if event.message.get("stopReason") != "error":
+                self._write(pending)
             if self.wrote_text and not self.ended_with_newline:
                 self.out.write("\n")
                 self.out.flush()
                 self.ended_with_newline = True
+        elif isinstance(event, ReplyTruncated):
+            self.err.write(
+                f"pitui: the reply hit the output limit ({event.output_tokens:,} tokens).\n"
+            )
         elif isinstance(event, ToolStart):
             self.err.write(f"{tool_call_text(event.name, event.arguments)}\n")
         elif isinstance(event, ToolEnd) and event.is_error:
@@ -129,6 +159,8 @@ class JsonPrinter:
             )
         elif isinstance(event, RunError):
             self.write({"type": "error", "kind": event.kind, "message": event.message})
+        elif isinstance(event, ReplyTruncated):
+            self.write({"type": "truncated", "outputTokens": event.output_tokens})
         elif isinstance(event, CompactionStart):
             self.write({"type": "compaction", "phase": "start", "reason": event.reason})
         elif isinstance(event, CompactionEnd):

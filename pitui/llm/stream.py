@@ -347,8 +347,13 @@ class ReplyBuilder:
         family = self.route.family
         items = iter(self.reasoning_items)
         content: list[dict[str, Any]] = []
+        blocks = self.blocks
+        if family == providers.OPENAI_RESPONSES:
+            # A reasoning item with no summary streamed no text: it still needs its block.
+            missing = len(self.reasoning_items) - sum(1 for b in blocks if b.kind == "thinking")
+            blocks = [_Block("thinking") for _ in range(max(0, missing))] + blocks
         tool_index = 0
-        for block in self.blocks:
+        for block in blocks:
             if block.kind == "text":
                 content.append({"type": "text", "text": block.text})
             elif block.kind == "tool":

@@ -25,6 +25,7 @@ from pitui.agent.events import (
 )
 from pitui.session.node import Node
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
+from pitui.ui.widgets.inspector_views import cache_hit_ratio
 
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp
@@ -72,6 +73,7 @@ class StatusLine(Widget):
         self._refresh_scheduled = False
         # Cached store-derived parts (see _recompute).
         self._gauge: Content = Content("")
+        self._cache = ""
         self._name = ""
         self._position = ""
 
@@ -168,6 +170,7 @@ class StatusLine(Widget):
         store = self.pitui.store
         path = store.path_to()
         self._gauge = self.gauge(path)
+        self._cache = self.cache_hits(path)
         self._name = store.session_name or ""
         self._position = self.branch_position(path)
         self.refresh()
@@ -193,6 +196,18 @@ class StatusLine(Widget):
             ratio = used_tokens / window
             style = "$error" if ratio >= 0.9 else "$warning" if ratio >= 0.75 else ""
         return Content.styled(text, style) if style else Content(text)
+
+    def cache_hits(self, path: list[Node] | None = None) -> str:
+        """``cache 92%``: how much of the last reply's prompt came from the provider's cache."""
+        store = self.pitui.store
+        for node in reversed(path if path is not None else store.path_to()):
+            if node.type == "message" and node.role == "assistant":
+                message = store.data(node).get("message") or {}
+                if message.get("stopReason") in ("error", "aborted"):
+                    continue
+                ratio = cache_hit_ratio(message.get("usage"))
+                return f"cache {ratio:.0%}" if ratio is not None else ""
+        return ""
 
     def _compacted_since_reply(self, path: list[Node]) -> bool:
         """True when a compaction is newer than the last answered reply on the branch."""
@@ -234,6 +249,8 @@ class StatusLine(Widget):
             parts.append(Content(f"thinking {agent.thinking}"))
             if self._gauge:
                 parts.append(self._gauge)
+            if self._cache:
+                parts.append(Content(self._cache))
             problem = agent.problem() or agent.model_warning()
             if problem:
                 parts.append(Content.styled(problem, "$warning"))
