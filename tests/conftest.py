@@ -175,3 +175,27 @@ def responses(
         pytest.fail(
             f"the Responses server got {len(responses_server.unscripted)} unscripted request(s)"
         )
+
+
+from support.providers.gemini import API_KEY as GEMINI_TEST_KEY  # noqa: E402
+from support.providers.gemini import GeminiServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def gemini_server() -> Iterator[GeminiServer]:
+    """One local Gemini API server for the whole run (use ``gemini``)."""
+    server = GeminiServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gemini(gemini_server: GeminiServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiServer]:
+    """The shared Gemini server, reset, with ``GEMINI_API_KEY`` set to its key."""
+    gemini_server.reset()
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_TEST_KEY)
+    yield gemini_server
+    if gemini_server.unscripted and gemini_server.fail_on_unscripted:
+        pytest.fail(f"the Gemini server got {len(gemini_server.unscripted)} unscripted request(s)")

@@ -41,6 +41,10 @@ __all__ = [
 REDACTED_TEXT = "[Reasoning redacted]"
 ENCRYPTED_PREFIX = "litellm_encrypted_reasoning:"
 REFUSED = "The model refused to complete the request."
+GEMINI_EMPTY = (
+    "Gemini stopped without a reply (for example a malformed function call): try again or "
+    "rephrase the request."
+)
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ class ReplyBuilder:
         if isinstance(fields, dict) and fields.get("stop_reason"):
             self.raw_stop_reason = str(fields["stop_reason"])
             self.stop_details = fields.get("stop_details")
+        signatures = fields.get("thought_signatures") if isinstance(fields, dict) else None
         thinking_blocks = _get(delta, "thinking_blocks") or []
         if self.route.family == providers.OPENAI_RESPONSES:
             self._responses_reasoning(delta, thinking_blocks, emit)
@@ -170,6 +175,16 @@ class ReplyBuilder:
             emit(TextDelta(content))
         for call in _get(delta, "tool_calls") or []:
             self._tool_call(call, emit)
+        if isinstance(signatures, list) and self.route.family == providers.GEMINI:
+            self._text_signatures([str(s) for s in signatures if s])
+
+    def _text_signatures(self, signatures: list[str]) -> None:
+        """Gemini: a thought signature that no function call carries belongs to the text."""
+        on_calls = {b.thought_signature for b in self.blocks if b.kind == "tool"}
+        texts = [b for b in self.blocks if b.kind == "text"]
+        for signature in signatures:
+            if signature not in on_calls and texts:
+                texts[-1].signature = signature
 
     def _current(self, kind: str, key: Any = None) -> _Block:
         last = self.blocks[-1] if self.blocks else None
@@ -263,7 +278,8 @@ class ReplyBuilder:
             self.blocks.append(block)
         call_id = _get(call, "id")
         if call_id:
-            block.call_id = str(call_id)
+            # litellm folds a Gemini thought signature into the id; it is kept on its own.
+            block.call_id = str(call_id).split("__thought__", 1)[0]
         function = _get(call, "function")
         name = _get(function, "name") if function is not None else None
         if name:
@@ -311,6 +327,9 @@ class ReplyBuilder:
         reason = self.finish_reason
         if reason == "content_filter":
             return "error", _filtered_message(self.route, raw)
+        if self.route.family == providers.GEMINI and not self.blocks and reason == "stop":
+            # MALFORMED_FUNCTION_CALL and similar stops arrive with no content at all.
+            return "error", GEMINI_EMPTY
         if reason == "length":
             return "length", None
         if any(b.kind == "tool" for b in self.blocks) or reason in ("tool_calls", "function_call"):
@@ -355,7 +374,10 @@ class ReplyBuilder:
         tool_index = 0
         for block in blocks:
             if block.kind == "text":
-                content.append({"type": "text", "text": block.text})
+                text: dict[str, Any] = {"type": "text", "text": block.text}
+                if block.signature and family == providers.GEMINI:
+                    text["textSignature"] = block.signature
+                content.append(text)
             elif block.kind == "tool":
                 content.append(self.tool_call(block, tool_index))
                 tool_index += 1
@@ -421,9 +443,12 @@ class ReplyBuilder:
 
 
 def _filtered_message(target: Route, raw: str | None) -> str:
-    if target.family == providers.GEMINI and raw:
-        return f"The provider stopped the reply ({raw})."
-    return "The provider's content filter stopped the reply."
+    if target.family == providers.GEMINI:
+        return (
+            "Gemini stopped the reply for safety or recitation reasons: rephrase the request "
+            "or try another model."
+        )
+    return "The provider's content filter stopped the reply: rephrase the request."
 
 
 def _scaled_cost(parts: dict[str, float], total: float) -> dict[str, float]:
