@@ -199,3 +199,28 @@ def gemini(gemini_server: GeminiServer, monkeypatch: pytest.MonkeyPatch) -> Iter
     yield gemini_server
     if gemini_server.unscripted and gemini_server.fail_on_unscripted:
         pytest.fail(f"the Gemini server got {len(gemini_server.unscripted)} unscripted request(s)")
+
+
+from support.providers.ollama import OllamaServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def ollama_server() -> Iterator[OllamaServer]:
+    """One local Ollama server for the whole run (use ``ollama``)."""
+    server = OllamaServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def ollama(ollama_server: OllamaServer) -> Iterator[OllamaServer]:
+    """The shared Ollama server, reset (and the windows it reported forgotten)."""
+    from pitui.llm.local_models import forget_served_windows
+
+    ollama_server.reset()
+    forget_served_windows()
+    yield ollama_server
+    if ollama_server.unscripted and ollama_server.fail_on_unscripted:
+        pytest.fail(f"the Ollama server got {len(ollama_server.unscripted)} unscripted request(s)")

@@ -201,6 +201,22 @@ def _clean(message: str) -> str:
     return text[:500] or " ".join(str(message).split())[:500]
 
 
+_OLLAMA_LINE = re.compile(r"Got unexpected response from Ollama: (\{.*\})", re.S)
+
+
+def _ollama_stream_error(text: str) -> str | None:
+    """The text of an ``{"error": ...}`` line Ollama sent in the middle of a stream."""
+    match = _OLLAMA_LINE.search(text)
+    if match is None:
+        return None
+    try:
+        value = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    error = value.get("error") if isinstance(value, dict) else None
+    return f"Ollama: {error}" if isinstance(error, str) and error else None
+
+
 def google_retry_delay(body: dict[str, Any] | None) -> float | None:
     """Gemini's ``RetryInfo.retryDelay`` ("7s", "7.5s") from a 429 body, in seconds."""
     error = body.get("error") if isinstance(body, dict) else None
@@ -229,6 +245,10 @@ def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
     ``key_variable`` (e.g. ``ANTHROPIC_API_KEY``) is named in the sentence of an auth error.
     """
     name = type(exc).__name__
+    stream_error = _ollama_stream_error(str(exc))
+    if stream_error is not None:
+        # Ollama's model runner failed mid-stream ({"error": ...} line): transient.
+        return ErrorInfo("retryable", stream_error)
     raw = _clean(str(exc)) or name
     body = error_body(str(exc))
     status = _status(exc)

@@ -14,11 +14,22 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from pitui.llm.models import ModelRef, remember_context_window, reported_context_window
+from pitui.llm.models import (
+    ModelRef,
+    forget_reported_windows,
+    remember_context_window,
+    reported_context_window,
+)
 
 DEFAULT_OLLAMA_BASE = "http://localhost:11434"
 TIMEOUT = 5.0
 _asked: set[str] = set()
+
+
+def forget_served_windows() -> None:
+    """Ask the servers again (tests; a server restarted with other models)."""
+    _asked.clear()
+    forget_reported_windows()
 
 
 def context_length(show: dict[str, Any]) -> int | None:

@@ -194,6 +194,10 @@ def remember_context_window(ref: ModelRef, tokens: int) -> None:
         _reported_windows[ref.for_litellm.litellm_name] = tokens
 
 
+def forget_reported_windows() -> None:
+    _reported_windows.clear()
+
+
 def reported_context_window(ref: ModelRef) -> int | None:
     return _reported_windows.get(ref.for_litellm.litellm_name)
 
