@@ -224,3 +224,31 @@ def ollama(ollama_server: OllamaServer) -> Iterator[OllamaServer]:
     yield ollama_server
     if ollama_server.unscripted and ollama_server.fail_on_unscripted:
         pytest.fail(f"the Ollama server got {len(ollama_server.unscripted)} unscripted request(s)")
+
+
+from support.providers.openrouter import API_KEY as OPENROUTER_TEST_KEY  # noqa: E402
+from support.providers.openrouter import OpenRouterServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def openrouter_server() -> Iterator[OpenRouterServer]:
+    """One local OpenRouter for the whole run (use ``openrouter``)."""
+    server = OpenRouterServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def openrouter(
+    openrouter_server: OpenRouterServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[OpenRouterServer]:
+    """The shared OpenRouter server, reset, with ``OPENROUTER_API_KEY`` set to its key."""
+    openrouter_server.reset()
+    monkeypatch.setenv("OPENROUTER_API_KEY", OPENROUTER_TEST_KEY)
+    yield openrouter_server
+    if openrouter_server.unscripted and openrouter_server.fail_on_unscripted:
+        pytest.fail(
+            f"the OpenRouter server got {len(openrouter_server.unscripted)} unscripted request(s)"
+        )

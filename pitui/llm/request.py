@@ -132,4 +132,7 @@ def _thinking(info: ModelInfo, target: Route, level: str, max_tokens: int | None
         return {"thinking": {"type": "enabled", "budget_tokens": budget}} if budget else {}
     if family == providers.OPENAI_RESPONSES:
         return {"reasoning_effort": {"effort": effort, "summary": "auto"}}
+    if family == providers.OPENROUTER:
+        # OpenRouter's own switch: it maps the effort to each upstream model's budget.
+        return {"extra_body": {"reasoning": {"effort": effort}}}
     return {"reasoning_effort": effort}
