@@ -83,6 +83,27 @@ def _signed_block(block: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _detail_of(block: dict[str, Any], index: int) -> dict[str, Any] | None:
+    """A stored Claude thinking block as the OpenRouter ``reasoning_details`` entry it was."""
+    signature = block.get("thinkingSignature")
+    if not isinstance(signature, str) or not signature:
+        return None
+    if block.get("redacted"):
+        return {
+            "type": "reasoning.encrypted",
+            "data": signature,
+            "format": "anthropic-claude-v1",
+            "index": index,
+        }
+    return {
+        "type": "reasoning.text",
+        "text": str(block.get("thinking") or ""),
+        "signature": signature,
+        "format": "anthropic-claude-v1",
+        "index": index,
+    }
+
+
 def _json(value: Any) -> Any:
     if not isinstance(value, str):
         return None
@@ -123,6 +144,10 @@ def _assistant(message: dict[str, Any], target: Route) -> dict[str, Any] | None:
                 item = _json(block.get("thinkingSignature"))
                 if isinstance(item, dict) and item.get("type") == "reasoning":
                     reasoning_items.append(item)
+            elif family == providers.OPENROUTER and target.claude:
+                detail = _detail_of(block, len(reasoning_details))
+                if detail is not None:
+                    reasoning_details.append(detail)
             elif family == providers.OPENROUTER:
                 details = _json(block.get("thinkingSignature"))
                 if isinstance(details, list):

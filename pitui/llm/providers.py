@@ -73,9 +73,7 @@ def route(info: ModelInfo, api_base: str | None = None) -> Route:
     if provider == "anthropic":
         return Route(ANTHROPIC, PI_API[ANTHROPIC], "anthropic", model_id, name, True)
     if provider == "bedrock" and claude:
-        return Route(
-            ANTHROPIC, "bedrock-converse-stream", pi_provider, model_id, ref.litellm_name, True
-        )
+        return Route(ANTHROPIC, "bedrock-converse-stream", pi_provider, model_id, name, True)
     if provider == "vertex_ai" and claude:
         return Route(ANTHROPIC, PI_API[ANTHROPIC], pi_provider, model_id, name, True)
     if provider in ("gemini", "vertex_ai"):
@@ -84,9 +82,10 @@ def route(info: ModelInfo, api_base: str | None = None) -> Route:
     if provider in ("ollama", "ollama_chat"):
         return Route(OLLAMA, PI_API[OLLAMA], "ollama", model_id, f"ollama_chat/{model_id}")
     if provider == "openrouter":
-        return Route(
-            OPENROUTER, PI_API[OPENROUTER], "openrouter", model_id, ref.litellm_name, claude
-        )
+        # pi serves Claude on OpenRouter with the Messages API: the thinking is stored in its
+        # shape (each signed block), and travels as OpenRouter's reasoning_details here.
+        api = PI_API[ANTHROPIC] if claude else PI_API[OPENROUTER]
+        return Route(OPENROUTER, api, "openrouter", model_id, name, claude)
     if provider == "openai":
         bare = model_id.removeprefix("responses/")
         responses = (

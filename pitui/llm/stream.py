@@ -22,7 +22,7 @@ from typing import Any
 from pitui.llm import providers
 from pitui.llm.lazy import litellm
 from pitui.llm.models import ModelInfo, in_litellm_table
-from pitui.llm.providers import Route, route
+from pitui.llm.providers import PI_API, Route, route
 from pitui.llm.request import REASONING_EFFORT, CallOptions, request_kwargs
 from pitui.session.ids import now_ms
 
@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 REDACTED_TEXT = "[Reasoning redacted]"
+ANTHROPIC_API = PI_API[providers.ANTHROPIC]
 ENCRYPTED_PREFIX = "litellm_encrypted_reasoning:"
 REFUSED = "The model refused to complete the request."
 GEMINI_EMPTY = (
@@ -372,7 +373,14 @@ class ReplyBuilder:
             missing = len(self.reasoning_items) - sum(1 for b in blocks if b.kind == "thinking")
             blocks = [_Block("thinking") for _ in range(max(0, missing))] + blocks
         tool_index = 0
+        details_as_blocks = family == providers.OPENROUTER and self.route.api == ANTHROPIC_API
         for block in blocks:
+            if details_as_blocks and block.kind == "thinking":
+                content.extend(_blocks_from_details(self.reasoning_details, block.text))
+                details_as_blocks = False
+                continue
+            if block.kind == "thinking" and family == providers.OPENROUTER and self.route.claude:
+                continue  # further thinking of the same reply: already in its details
             if block.kind == "text":
                 text: dict[str, Any] = {"type": "text", "text": block.text}
                 if block.signature and family == providers.GEMINI:
@@ -440,6 +448,28 @@ class ReplyBuilder:
             message["errorMessage"] = error
         message["timestamp"] = now_ms()
         return message
+
+
+def _blocks_from_details(details: list[dict[str, Any]], streamed: str) -> list[dict[str, Any]]:
+    """OpenRouter's ``reasoning_details`` of a Claude reply as pi's thinking blocks."""
+    out: list[dict[str, Any]] = []
+    for detail in details:
+        kind = detail.get("type")
+        if kind == "reasoning.text":
+            block: dict[str, Any] = {"type": "thinking", "thinking": str(detail.get("text") or "")}
+            if detail.get("signature"):
+                block["thinkingSignature"] = str(detail["signature"])
+            out.append(block)
+        elif kind == "reasoning.encrypted" and detail.get("data"):
+            out.append(
+                {
+                    "type": "thinking",
+                    "thinking": REDACTED_TEXT,
+                    "thinkingSignature": str(detail["data"]),
+                    "redacted": True,
+                }
+            )
+    return out or ([{"type": "thinking", "thinking": streamed}] if streamed else [])
 
 
 def _filtered_message(target: Route, raw: str | None) -> str:

@@ -48,21 +48,25 @@ async def test_claude_through_openrouter_keeps_its_reasoning_in_a_tool_loop(
     result = await agent.prompt("what is here?")
     assert result.ok, result.error
     first, second = assistants(agent)
+    # Stored as pi stores Claude on OpenRouter (the Messages API's shape: one signed block).
     assert (first["api"], first["provider"], first["model"]) == (
-        "openai-completions",
+        "anthropic-messages",
         "openrouter",
         "anthropic/claude-sonnet-4.5",
     )
-    thinking = first["content"][0]
-    assert thinking["thinking"] == "I should list the folder."
-    details = json.loads(thinking["thinkingSignature"])
-    assert details == [
+    signature = openrouter.sign("I should list the folder.")
+    assert first["content"][0] == {
+        "type": "thinking",
+        "thinking": "I should list the folder.",
+        "thinkingSignature": signature,
+    }
+    details = [
         {
             "type": "reasoning.text",
             "text": "I should list the folder.",
+            "signature": signature,
             "format": "anthropic-claude-v1",
             "index": 0,
-            "signature": openrouter.sign("I should list the folder."),
         }
     ]
     body = openrouter.last.body
