@@ -157,18 +157,24 @@ class AnthropicServer(ScriptedServer):
         max_output: int = 64_000,
         min_cache_tokens: int = 1024,
         api_key: str | None = API_KEY,
+        signing_key: bytes | None = None,
     ) -> None:
         super().__init__()
         self.context_window = context_window
         self.max_output = max_output
         self.min_cache_tokens = min_cache_tokens
         self.api_key = api_key
-        self._key = os.urandom(32)
+        self._key = signing_key or os.urandom(32)
         self._ids = itertools.count(1)
         #: prefix hash -> tokens of that prefix (what the prompt cache holds).
         self.cache: dict[str, int] = {}
         #: first thinking signature of a reply -> every thinking block signature/data of it.
         self._replies: dict[str, list[str]] = {}
+
+    @property
+    def signing_key(self) -> bytes:
+        """The HMAC key of this server's signatures (a second server can share it)."""
+        return self._key
 
     @property
     def base_url(self) -> str:
@@ -287,7 +293,7 @@ class AnthropicServer(ScriptedServer):
                     f"our documentation at {EXTENDED_THINKING_DOCS}"
                     "#max-tokens-and-context-window-size"
                 )
-        breakpoints = sum(1 for block in _linear_blocks(body) if "cache_control" in block)
+        breakpoints = sum(1 for block in linear_blocks(body) if "cache_control" in block)
         if breakpoints > 4:
             return _invalid(
                 f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
@@ -402,11 +408,11 @@ class AnthropicServer(ScriptedServer):
     # -- tokens and the prompt cache -------------------------------------------------------------
 
     def prompt_tokens(self, body: dict[str, Any]) -> int:
-        return sum(_block_tokens(b) for b in _linear_blocks(body))
+        return sum(_block_tokens(b) for b in linear_blocks(body))
 
     def cache_usage(self, body: dict[str, Any]) -> tuple[int, int, int]:
         """(input, cache_creation, cache_read) for ``body``, updating the cache."""
-        blocks = _linear_blocks(body)
+        blocks = linear_blocks(body)
         prefix_tokens: list[int] = []
         prefix_hashes: list[str] = []
         digest = hashlib.sha256(str(body.get("model")).encode())
@@ -449,6 +455,7 @@ class AnthropicServer(ScriptedServer):
             "cache_read_input_tokens": read,
             "output_tokens": 1,
         }
+        request.usage = dict(usage)  # type: ignore[attr-defined]  # the benchmark reads it
         events: list[bytes] = [
             sse(
                 "message_start",
@@ -534,6 +541,7 @@ class AnthropicServer(ScriptedServer):
             )
         )
         events.append(sse("message_stop", {"type": "message_stop"}))
+        request.usage["output_tokens"] = output_tokens  # type: ignore[attr-defined]
         if step.error_after is not None:
             events = events[: step.error_after]
             events.append(
@@ -591,7 +599,7 @@ def _delta(index: int, delta: dict[str, Any]) -> bytes:
     )
 
 
-def _linear_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+def linear_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The prompt in cache order: each tool, each system block, each message content block."""
     out: list[dict[str, Any]] = []
     for tool in body.get("tools") or []:
