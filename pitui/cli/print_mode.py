@@ -60,6 +60,8 @@ class TextPrinter:
         self.ended_with_newline = True
         self.wrote_text = False
         self.pending: list[str] = []
+        self.streamed_reply = False  # text of the current reply is already on the terminal
+        self.discarded = False  # ... and that reply failed
 
     def _write(self, text: str) -> None:
         if not text:
@@ -73,12 +75,16 @@ class TextPrinter:
         if isinstance(event, MessageDelta) and event.kind == "text":
             if self.stream:
                 self._write(event.text)
+                self.streamed_reply = True
             else:
                 self.pending.append(event.text)
         elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
             pending, self.pending = "".join(self.pending), []
-            if event.message.get("stopReason") != "error":
+            failed = event.message.get("stopReason") == "error"
+            if not failed:
                 self._write(pending)
+            self.discarded = failed and self.streamed_reply
+            self.streamed_reply = False
             if self.wrote_text and not self.ended_with_newline:
                 self.out.write("\n")
                 self.out.flush()
@@ -95,9 +101,11 @@ class TextPrinter:
             )
             self.err.write(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}\n")
         elif isinstance(event, RetryScheduled):
+            note = "; the partial reply above is discarded" if self.discarded else ""
+            self.discarded = False
             self.err.write(
                 f"pitui: {event.error} — retrying in {event.delay:.1f}s "
-                f"({event.attempt}/{event.max_attempts})\n"
+                f"({event.attempt}/{event.max_attempts}){note}\n"
             )
         elif isinstance(event, RunError):
             self.err.write(f"pitui: {event.message}\n")

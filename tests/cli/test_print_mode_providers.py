@@ -86,3 +86,26 @@ def test_a_retried_request_prints_only_its_final_answer(
     assert code == 0, err
     assert out == "The final answer.\n"
     assert "Overloaded" in err and "retrying" in err
+
+
+def test_on_a_terminal_the_text_streams_and_a_discarded_partial_reply_is_said() -> None:
+    import io
+
+    from pitui.agent.events import MessageDelta, MessageEnd, RetryScheduled
+    from pitui.cli.print_mode import TextPrinter
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = TextPrinter(out, err, stream=True)
+    printer(MessageDelta("text", "Half"))
+    assert out.getvalue() == "Half"  # streamed at once
+    printer(MessageEnd("e1", {"role": "assistant", "stopReason": "error"}))
+    printer(RetryScheduled(1, 3, 2.0, "Overloaded"))
+    assert err.getvalue() == (
+        "pitui: Overloaded — retrying in 2.0s (1/3); the partial reply above is discarded\n"
+    )
+    piped = TextPrinter(io.StringIO(), io.StringIO(), stream=False)
+    piped(MessageDelta("text", "Half"))
+    piped(MessageEnd("e1", {"role": "assistant", "stopReason": "error"}))
+    piped(MessageDelta("text", "Whole."))
+    piped(MessageEnd("e2", {"role": "assistant", "stopReason": "stop"}))
+    assert piped.out.getvalue() == "Whole.\n"  # type: ignore[attr-defined]

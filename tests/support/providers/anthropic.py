@@ -27,6 +27,30 @@ later request reads the longest cached prefix found at or up to 20 blocks before
 breakpoints (prefixes under ``min_cache_tokens`` are not cached). ``message_start`` reports
 ``input_tokens`` (after the last breakpoint), ``cache_creation_input_tokens`` and
 ``cache_read_input_tokens``. Tokens are chars/4 of each block's JSON.
+
+litellm facts (litellm 1.110.2, ``anthropic/`` with ``api_base`` = this server; pinned by
+``test_anthropic_server.py`` and the agent tests):
+
+* Requests go to ``{api_base}/v1/messages``; ``thinking={"type": "enabled", "budget_tokens": N}``
+  and ``max_tokens`` pass through; tools are sent with ``"type": "custom"``.
+* Each thinking block streams as ``delta.thinking_blocks`` items carrying the block's ``index``
+  (a counter of thinking blocks) and text pieces, then one item with ``signature``; redacted
+  thinking arrives whole as ``{"type": "redacted_thinking", "data"}``. ``reasoning_content``
+  repeats the text. Text and tool calls interleave in stream order.
+* An assistant message whose ``content`` is a list of ``thinking`` (with ``signature``),
+  ``redacted_thinking`` (``data``) and ``text`` blocks is sent in that order, its ``tool_calls``
+  as ``tool_use`` blocks after them. A ``tool`` message's ``cache_control`` lands on its
+  ``tool_result`` block; litellm drops breakpoints beyond four itself.
+* Usage comes only in the last chunk (``prompt_tokens`` includes cache reads and writes;
+  ``cache_read_input_tokens``, ``cache_creation_input_tokens``). A stream that fails after
+  ``message_start`` leaves the reported usage in
+  ``response.logging_obj.model_call_details["combined_usage_object"]``.
+* HTTP errors quote the body as a bytes repr (``AnthropicError - b'{"type": "error", ...}'``);
+  529 becomes ``InternalServerError`` with ``status_code`` 500; ``prompt is too long`` becomes
+  ``ContextWindowExceededError``; an ``error`` event mid-stream becomes
+  ``MidStreamFallbackError``. ``refusal`` and ``pause_turn`` stops are kept raw in
+  ``delta.provider_specific_fields["stop_reason"]`` (finish reasons ``content_filter`` and
+  ``length``).
 """
 
 from __future__ import annotations

@@ -12,6 +12,17 @@ with ``thought`` parts, ``functionCall`` parts carrying a ``thoughtSignature``, 
 Failures: ``quota_exceeded(retry_delay)`` is the per-minute 429 ``RESOURCE_EXHAUSTED`` with a
 ``RetryInfo`` detail; finish reasons ``SAFETY``, ``RECITATION``, ``MALFORMED_FUNCTION_CALL``
 and ``MAX_TOKENS`` can be scripted.
+
+litellm facts (``gemini/NAME`` with ``api_base``): requests go to
+``{api_base}/models/NAME:streamGenerateContent?alt=sse`` with the key in ``x-goog-api-key`` and
+snake_case fields (``function_call``, ``max_output_tokens``; the real API takes both spellings).
+``reasoning_effort`` becomes ``thinkingConfig`` with ``includeThoughts``. Thought parts stream as
+``reasoning_content``; a ``thoughtSignature`` arrives on the tool call
+(``provider_specific_fields["thought_signature"]``, and folded into the id after
+``__thought__``) and in ``delta.provider_specific_fields["thought_signatures"]``; tool calls
+with that field are replayed with their ``thoughtSignature``. ``SAFETY``/``RECITATION`` map to
+``content_filter``, ``MAX_TOKENS`` to ``length``, ``MALFORMED_FUNCTION_CALL`` (no content) to an
+empty ``stop``: the raw reason is not exposed when streaming.
 """
 
 from __future__ import annotations

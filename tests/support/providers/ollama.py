@@ -9,6 +9,13 @@ the prompt (``request.truncated`` records it, ``prompt_eval_count`` shows it). I
 ``think`` for a model without the thinking capability, tools for one without tools, and
 unknown models (404). ``error_after=N`` sends an ``{"error": ...}`` line after N lines, as
 Ollama does when the model runner fails mid-stream.
+
+litellm facts (``ollama_chat/NAME``): ``POST {api_base}/api/chat``; ``num_ctx`` and
+``max_tokens`` (as ``num_predict``) go into ``options``, ``reasoning_effort`` becomes
+``think: true``; ``message.thinking`` streams as ``reasoning_content`` and an assistant message's
+``reasoning_content`` is sent back as ``thinking``. A mid-stream ``{"error": ...}`` line raises
+``BadRequestError`` (status 400) whose text quotes the line as a Python dict
+("Got unexpected response from Ollama: {'error': ...}").
 """
 
 from __future__ import annotations

@@ -14,6 +14,15 @@ API:
 Reasoning items get ``encrypted_content`` only when the request asks for it with
 ``include: ["reasoning.encrypted_content"]``. Usage: ``input_tokens`` (chars/4 of the input),
 ``output_tokens``, ``output_tokens_details.reasoning_tokens``.
+
+litellm facts (``openai/responses/NAME``, or a model whose mode is ``responses``): the chat
+request becomes ``POST {api_base}/responses`` with ``input`` items; ``store``, ``include`` and
+``reasoning_effort={"effort", "summary"}`` (sent as ``reasoning``) pass through, ``max_tokens``
+becomes ``max_output_tokens``. Summary deltas stream as ``delta.reasoning_content``; the
+finished reasoning items (``id``, ``summary``, ``encrypted_content``) come with the last chunk as
+``delta.reasoning_items``. Tool-call ids are the items' ``call_id``. An assistant message with
+``reasoning_items`` is replayed as those items (ids included) before its message and
+``function_call`` items.
 """
 
 from __future__ import annotations

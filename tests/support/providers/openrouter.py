@@ -10,6 +10,13 @@ OpenRouter's additions, checking requests like the real service in front of Clau
   otherwise the upstream refusal comes back the OpenRouter way, HTTP 400
   ``{"error": {"message": "Provider returned error", "code": 400, "metadata": {"raw": ...}}}``;
 * a ``tool`` message must answer a tool call of the assistant message before it.
+
+litellm facts (``openrouter/VENDOR/NAME``): ``POST {api_base}/chat/completions`` with
+``usage: {"include": true}`` added; ``extra_body`` fields (``reasoning``) are merged into the
+body; ``cache_control`` of a message moves into its last content block for Claude models.
+``delta.reasoning`` arrives as ``reasoning_content`` and ``delta.reasoning_details`` as is;
+an assistant message's ``reasoning_details`` are sent back; ``usage.cost`` is kept on the final
+chunk's usage.
 """
 
 from __future__ import annotations
