@@ -59,3 +59,22 @@ async def test_thinking_tool_loop_in_the_tui(
     stored = [m for m in app.store.project().messages if m.get("role") == "assistant"]
     assert [(m["api"], m["provider"], m["model"]) for m in stored] == [loop.names] * 3
     assert all(m["stopReason"] in ("toolUse", "stop") for m in stored)
+
+
+async def test_a_reply_at_the_output_limit_says_so(
+    tmp_path: Path, app_factory: Callable[..., PituiApp], claude: Any
+) -> None:
+    from support.providers import anthropic as api
+
+    from pitui.ui.widgets.chat import NoteBlock
+
+    claude.script(api.reply(api.Text("A long answer that stops"), stop_reason="max_tokens"))
+    app = app_factory(model="anthropic/claude-sonnet-4-5", api_base=claude.base_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"write a lot", "enter")
+        await settle(pilot, app)
+        notes = [str(n.visual) for n in app.query_one(ChatView).query(NoteBlock)]
+        assert notes == ["The reply hit the output limit (64,000 tokens)."]
+        assert [b.source for b in app.query_one(ChatView).query(AssistantBlock)] == [
+            "A long answer that stops"
+        ]
