@@ -8,10 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.pi_check import pi_context
 from support.providers import anthropic as anthropic_api
 from support.providers.loops import ANSWER, LOOPS
 
 from pitui.cli import main
+
+
+def thinking_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for b in message["content"] if b.get("type") == "thinking"]
 
 
 def run_print(
@@ -65,6 +70,20 @@ def test_thinking_tool_loop_in_print_mode(
     for reply in replies:
         assert (reply["api"], reply["provider"], reply["model"]) == loop.names
         assert [b for b in reply["content"] if b["type"] == "thinking"], reply
+    # pi 1.6 reads the file with the same context and keeps every thinking block.
+    [path] = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    pi = pi_context(path)
+    kept = [m for m in pi["transformed"] if m.get("role") == "assistant"]
+    assert [thinking_of(m) for m in kept] == [thinking_of(m) for m in replies]
+    assert [m["role"] for m in pi["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]
 
 
 def test_a_retried_request_prints_only_its_final_answer(
