@@ -27,6 +27,7 @@ from pitui.compaction.settings import (
     should_compact,
 )
 from pitui.errors import UserError
+from pitui.llm.keys import key_variable
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
@@ -96,9 +97,12 @@ class Compactor:
         info = agent.model_info
         if info is None:
             raise CompactionFailed("No model is configured to write the summary.")
+        ref = agent.model_ref
         return Summarizer(
             info,
-            agent.call_options(),
+            agent.call_options(cache=False),  # pi sends summaries without cache breakpoints
+            agent.route,
+            key_variable(ref) if ref is not None else None,
             max_retries=agent.retry.max_retries if agent.retry.enabled else 0,
             delay=agent.retry.delay,
         )

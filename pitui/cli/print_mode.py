@@ -23,6 +23,7 @@ from pitui.agent.events import (
     MessageDelta,
     MessageEnd,
     MessageStart,
+    ReplyTruncated,
     RetryScheduled,
     RunEnded,
     RunError,
@@ -40,30 +41,65 @@ from pitui.session.shapes import message_text
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 
 
-class TextPrinter:
-    """Human output: the reply's text on stdout, everything else on stderr."""
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+
+class TextPrinter:
+    """Human output: the reply's text on stdout, everything else on stderr, all of it
+    sanitized (no escape sequence from a reply or a tool reaches the terminal).
+
+    On a terminal the text streams as it comes. Otherwise (a pipe, a file) each reply's text is
+    written when the reply ends, and only if it did not fail: a retried request leaves only
+    its final answer in the output.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, stream: bool | None = None) -> None:
+        self.out, self.err = out, err
         self.reply = TerminalStream(out)
-        self.err = err
+        self.stream = _isatty(out) if stream is None else stream
         self.wrote_text = False
+        self.pending: list[str] = []
+        self.streamed_reply = False  # text of the current reply is already on the terminal
+        self.discarded = False  # ... and that reply failed
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.reply.write(text)
+            self.wrote_text = True
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageDelta) and event.kind == "text":
-            self.reply.write(event.text)
-            self.wrote_text = True
+            if self.stream:
+                self._write(event.text)
+                self.streamed_reply = True
+            else:
+                self.pending.append(event.text)
         elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
+            pending, self.pending = "".join(self.pending), []
+            failed = event.message.get("stopReason") == "error"
+            if not failed:
+                self._write(pending)
+            self.discarded = failed and self.streamed_reply
+            self.streamed_reply = False
             if self.wrote_text:
                 self.reply.finish()
+        elif isinstance(event, ReplyTruncated):
+            note(f"the reply hit the output limit ({event.output_tokens:,} tokens).", self.err)
         elif isinstance(event, ToolStart):
             say(tool_call_text(event.name, event.arguments), self.err)
         elif isinstance(event, ToolEnd) and event.is_error:
             text = message_text(event.message)
             say(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}", self.err)
         elif isinstance(event, RetryScheduled):
+            discarded = "; the partial reply above is discarded" if self.discarded else ""
+            self.discarded = False
             note(
                 f"{event.error} — retrying in {event.delay:.1f}s "
-                f"({event.attempt}/{event.max_attempts})",
+                f"({event.attempt}/{event.max_attempts}){discarded}",
                 self.err,
             )
         elif isinstance(event, RunError):
@@ -126,6 +162,8 @@ class JsonPrinter:
             )
         elif isinstance(event, RunError):
             self.write({"type": "error", "kind": event.kind, "message": event.message})
+        elif isinstance(event, ReplyTruncated):
+            self.write({"type": "truncated", "outputTokens": event.output_tokens})
         elif isinstance(event, CompactionStart):
             self.write({"type": "compaction", "phase": "start", "reason": event.reason})
         elif isinstance(event, CompactionEnd):

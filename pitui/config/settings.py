@@ -32,11 +32,11 @@ class _Section(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True)
     """A settings object: camelCase keys in the file, snake_case attributes here."""
 
 
-class UiSettings(_Section):
+class UiSettings(_Section, kw_only=True):
     cursor_blink: bool = True
 
 
-class RetrySettings(_Section):
+class RetrySettings(_Section, kw_only=True):
     """Retries of rate limits, overloads, 5xx replies, timeouts and cut streams."""
 
     enabled: bool = True
@@ -45,14 +45,14 @@ class RetrySettings(_Section):
     max_delay_ms: Milliseconds = 60000
 
 
-class TokenOverrides(_Section):
+class TokenOverrides(_Section, kw_only=True):
     """``compaction.modelOverrides["provider/model"]``: per-model token budgets."""
 
     reserve_tokens: Tokens | None = None
     keep_recent_tokens: Tokens | None = None
 
 
-class CompactionConfig(_Section):
+class CompactionConfig(_Section, kw_only=True):
     """``compaction``: as pi 1.6 (``enabled``, ``reserveTokens``, ``keepRecentTokens``,
     ``modelOverrides``), plus the estimator used for decisions."""
 
@@ -67,12 +67,12 @@ class CompactionConfig(_Section):
         return _to_json(self)
 
 
-class BranchSummarySettings(_Section):
+class BranchSummarySettings(_Section, kw_only=True):
     skip_prompt: bool = False
     reserve_tokens: Tokens = 16384
 
 
-class ModelSettings(_Section):
+class ModelSettings(_Section, kw_only=True):
     """``models["provider/model"]``: what litellm's table lacks or gets wrong for a model."""
 
     context_window: Positive | None = None
@@ -83,9 +83,15 @@ class ModelSettings(_Section):
     """$ per million input tokens."""
     output_cost: Dollars | None = None
     """$ per million output tokens."""
+    cache_read_cost: Dollars | None = None
+    """$ per million tokens read from the prompt cache."""
+    cache_write_cost: Dollars | None = None
+    """$ per million tokens written to the prompt cache."""
+    api_base: str | None = None
+    """Where this model is served (a local server, a proxy); its own endpoint when unset."""
 
 
-class Settings(_Section):
+class Settings(_Section, kw_only=True):
     """Everything a settings file may say, with its default.
 
     ``warnings`` holds the problems found while reading (one sentence each; shown, never

@@ -62,7 +62,7 @@ async def test_text_reply_is_stored_with_usage_and_cost_fields(
     reply = agent.store.project().messages[-1]
     assert reply["role"] == "assistant" and reply["stopReason"] == "stop"
     assert reply["content"] == [{"type": "text", "text": "Hello there."}]
-    assert reply["api"] == "litellm" and reply["provider"] == "openai"
+    assert reply["api"] == "openai-completions" and reply["provider"] == "openai"
     assert reply["model"] == "test-model"
     usage = reply["usage"]
     assert usage["input"] == 120 and usage["output"] == 7 and usage["totalTokens"] == 127

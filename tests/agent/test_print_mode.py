@@ -234,13 +234,16 @@ def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
         stdin=subprocess.DEVNULL,
         text=True,
     )
-    assert process.stdout is not None
-    first = process.stdout.read(1)  # the reply has started
-    assert first
+    # The reply has started: the server sent its first words (a pipe gets text per reply).
+    deadline = time.monotonic() + 60
+    while not (llm.requests and llm.requests[0].events_sent >= 2):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
     time.sleep(0.3)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
+    assert out.startswith("a b")  # the partial reply is what the user got
     [path] = session_files(sessions)
     store = SessionStore.open(path, read_only=True)
     last = store.project().messages[-1]

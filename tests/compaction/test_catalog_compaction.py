@@ -422,7 +422,8 @@ def test_69_70_reasoning_only_for_reasoning_models_with_thinking_on(
     reasons: bool, level: str, expected: str | None
 ) -> None:
     info = ModelInfo(ModelRef("openai", "test-reasoner"), 8192, 1024, supports_reasoning=reasons)
-    options = CallOptions(api_key="sk-test", thinking=level)
+    # An OpenAI-compatible server (chat completions): the effort is sent as it is.
+    options = CallOptions(api_base="http://127.0.0.1:9/v1", api_key="sk-test", thinking=level)
     kwargs = request_kwargs(info, [{"role": "user", "content": "summarize"}], [], options)
     assert kwargs["api_key"] == "sk-test"
     if expected is None:

@@ -58,6 +58,8 @@ def make_app(
     llm_url: str | None = None,
     model: str | None = "openai/test-model",
     settings: dict[str, Any] | None = None,
+    api_base: str | None = None,
+    thinking: str | None = None,
     **kwargs: Any,
 ) -> PituiApp:
     """An app over ``store`` with a deterministic clock; an agent only when ``model`` is set."""
@@ -70,7 +72,8 @@ def make_app(
             s,
             cwd=s.cwd or ".",
             model=model,
-            api_base=f"{llm_url}/v1" if llm_url else "http://127.0.0.1:9/v1",
+            api_base=api_base or (f"{llm_url}/v1" if llm_url else "http://127.0.0.1:9/v1"),
+            thinking=thinking,
             settings=merged,
         )
 

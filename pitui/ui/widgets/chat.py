@@ -634,6 +634,11 @@ class ChatView(UsesApp, VerticalScroll):
             out.append(NoteBlock(Content(f"Error: {error}"), classes="-error"))
         elif stop == "aborted":
             out.append(NoteBlock(Content("Aborted."), classes="-aborted"))
+        elif stop == "length":
+            output = (message.get("usage") or {}).get("output")
+            size = f" ({output:,} tokens)" if isinstance(output, int) and output > 0 else ""
+            note = f"The reply hit the output limit{size}."
+            out.append(NoteBlock(Content(note), classes="-aborted"))
         return out
 
     def _find_call(self, node: Node, call_id: str) -> dict[str, Any] | None:

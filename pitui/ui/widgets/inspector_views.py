@@ -136,6 +136,17 @@ def usage_text(usage: Any) -> str | None:
     return " · ".join(parts) if parts else None
 
 
+def cache_hit_ratio(usage: Any) -> float | None:
+    """The share of the prompt read from the provider's cache (None: no caching reported)."""
+    if not isinstance(usage, dict):
+        return None
+    read, write = _number(usage.get("cacheRead")) or 0, _number(usage.get("cacheWrite")) or 0
+    prompt = (_number(usage.get("input")) or 0) + read + write
+    if read + write <= 0 or prompt <= 0:
+        return None
+    return float(read / prompt)
+
+
 def cost_text(usage: Any) -> str | None:
     """``$0.001992 (input $0.001677 · output $0.000315)``."""
     cost = usage.get("cost") if isinstance(usage, dict) else None
@@ -179,6 +190,9 @@ def entry_meta(entry: dict[str, Any], label: str | None = None) -> Content:
         usage = usage_text(message.get("usage"))
         if usage:
             lines.append(_kv("usage", usage))
+        hit = cache_hit_ratio(message.get("usage"))
+        if hit is not None:
+            lines.append(_kv("cache", f"{hit:.0%} of the prompt read from the cache"))
         cost = cost_text(message.get("usage"))
         if cost:
             lines.append(_kv("cost", cost))

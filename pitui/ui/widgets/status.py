@@ -8,7 +8,7 @@ cached parts with a new frame.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.content import Content
 from textual.timer import Timer
@@ -27,9 +27,7 @@ from pitui.session.node import Node
 from pitui.text import terminal_line
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
-
-if TYPE_CHECKING:
-    pass
+from pitui.ui.widgets.inspector_views import cache_hit_ratio
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEPARATOR = "  ·  "
@@ -74,6 +72,7 @@ class StatusLine(UsesApp, Widget):
         self._refresh_scheduled = False
         # Cached store-derived parts (see _recompute).
         self._gauge: Content = Content("")
+        self._cache = ""
         self._name = ""
         self._position = ""
 
@@ -166,6 +165,7 @@ class StatusLine(UsesApp, Widget):
         store = self.pitui.store
         path = store.path_to()
         self._gauge = self.gauge(path)
+        self._cache = self.cache_hits(path)
         self._name = terminal_line(store.session_name or "")
         self._position = self.branch_position(path)
         self.refresh()
@@ -191,6 +191,18 @@ class StatusLine(UsesApp, Widget):
             ratio = used_tokens / window
             style = "$error" if ratio >= 0.9 else "$warning" if ratio >= 0.75 else ""
         return Content.styled(text, style) if style else Content(text)
+
+    def cache_hits(self, path: list[Node] | None = None) -> str:
+        """``cache 92%``: how much of the last reply's prompt came from the provider's cache."""
+        store = self.pitui.store
+        for node in reversed(path if path is not None else store.path_to()):
+            if node.type == "message" and node.role == "assistant":
+                message = store.data(node).get("message") or {}
+                if message.get("stopReason") in ("error", "aborted"):
+                    continue
+                ratio = cache_hit_ratio(message.get("usage"))
+                return f"cache {ratio:.0%}" if ratio is not None else ""
+        return ""
 
     def _compacted_since_reply(self, path: list[Node]) -> bool:
         """True when a compaction is newer than the last answered reply on the branch."""
@@ -232,6 +244,8 @@ class StatusLine(UsesApp, Widget):
             parts.append(Content(f"thinking {agent.thinking}"))
             if self._gauge:
                 parts.append(self._gauge)
+            if self._cache:
+                parts.append(Content(self._cache))
             problem = agent.problem() or agent.model_warning()
             if problem:
                 parts.append(Content.styled(terminal_line(problem), "$warning"))
