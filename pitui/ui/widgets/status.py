@@ -63,7 +63,7 @@ class StatusLine(Widget):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._busy_since: float | None = None
-        self._running = False
+        self._agent_running = False
         self._compacting = False
         self._retry: tuple[float, int, int] | None = None  # (until, attempt, max attempts)
         self._frame = 0
@@ -72,7 +72,7 @@ class StatusLine(Widget):
         self._refresh_scheduled = False
         # Cached store-derived parts (see _recompute).
         self._gauge: Content = Content("")
-        self._name = ""
+        self._session_name = ""
         self._position = ""
 
     @property
@@ -91,14 +91,14 @@ class StatusLine(Widget):
             self._on_agent_event(message.event)
         elif isinstance(message, EntryAppended | LeafMoved | SessionSwitched):
             if isinstance(message, SessionSwitched):
-                self._running = self._compacting = False
+                self._agent_running = self._compacting = False
                 self._retry = None
                 self._update_busy()
             self._invalidate()
 
     def _on_agent_event(self, event: object) -> None:
         if isinstance(event, MessageStart):
-            self._running = True
+            self._agent_running = True
             self._retry = None
             self._update_busy()
         elif isinstance(event, RetryScheduled):
@@ -113,7 +113,7 @@ class StatusLine(Widget):
             self._update_busy()
             self._invalidate()
         elif isinstance(event, RunEnded):
-            self._running = self._compacting = False
+            self._agent_running = self._compacting = False
             self._retry = None
             self._update_busy()
             self._invalidate()
@@ -121,12 +121,12 @@ class StatusLine(Widget):
             self._invalidate()
         elif isinstance(event, RunError) and event.kind == "config":
             # The run never started (no RunEnded follows).
-            self._running = False
+            self._agent_running = False
             self._update_busy()
 
     def mark_busy(self) -> None:
         """The app started a run (shown at once, before the first agent event)."""
-        self._running = True
+        self._agent_running = True
         self._update_busy()
 
     @property
@@ -134,7 +134,7 @@ class StatusLine(Widget):
         return self._busy_since is not None
 
     def _update_busy(self) -> None:
-        busy = self._running or self._compacting
+        busy = self._agent_running or self._compacting
         if busy and self._busy_since is None:
             self._busy_since = self.pitui.clock()
             self._frame = 0
@@ -168,7 +168,7 @@ class StatusLine(Widget):
         store = self.pitui.store
         path = store.path_to()
         self._gauge = self.gauge(path)
-        self._name = store.session_name or ""
+        self._session_name = store.session_name or ""
         self._position = self.branch_position(path)
         self.refresh()
 
@@ -237,8 +237,8 @@ class StatusLine(Widget):
             problem = agent.problem() or agent.model_warning()
             if problem:
                 parts.append(Content.styled(problem, "$warning"))
-        if self._name:
-            parts.append(Content(self._name))
+        if self._session_name:
+            parts.append(Content(self._session_name))
         if self._position:
             parts.append(Content(self._position))
         return parts
