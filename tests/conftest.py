@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fixtures import FIXTURES_DIR
 
 from pitui.session import SessionStore
-
-# tests/conftest.py -> the repo (parents[1]) -> its parent, which holds shared/fixtures.
-FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 WriteSession = Callable[..., Path]
 OpenSession = Callable[..., SessionStore]
@@ -20,9 +18,7 @@ OpenSession = Callable[..., SessionStore]
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The real pi session files shared by the project (``/work/shared/fixtures``)."""
-    if not FIXTURES_DIR.is_dir():
-        pytest.skip(f"shared session fixtures not found at {FIXTURES_DIR}")
+    """The real pi session files in ``tests/fixtures/`` (see its README)."""
     return FIXTURES_DIR
 
 

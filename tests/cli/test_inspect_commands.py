@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.fixtures import FIXTURES_DIR as FIXTURES
+from support.fixtures import expected_files
 
 from pitui.cli import main
 from pitui.session import SessionStore
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-EXPECTED = sorted((FIXTURES / "expected").glob("*.project.json"))
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
+EXPECTED = expected_files("*.project.json")
 
 PROJECTION_KEYS = (
     "leafId",

@@ -9,15 +9,14 @@ Skipped catalog items:
 - 69/70 are adapted: pi 1.6 sends the session thinking level (not a fixed ``"high"``) and only
   when the model reasons and the level is not ``off``; checked on ``request_kwargs``, which every
   summary request goes through.
-- 64 is skipped when the shared fixtures are not present.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fixtures import fixture_path
 
 from pitui.compaction.cut_point import CutPoint, find_cut_point
 from pitui.compaction.prepare import (
@@ -45,8 +44,7 @@ from pitui.llm.models import ModelInfo, ModelRef
 from pitui.llm.stream import CallOptions, request_kwargs
 from pitui.session import SessionStore
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-LARGE = FIXTURES / "pi-v1-large-session.jsonl"
+LARGE = fixture_path("pi-v1-large-session.jsonl")
 
 Message = dict[str, Any]
 
@@ -343,7 +341,6 @@ def test_63_model_from_the_assistant_thinking_from_the_change() -> None:
     assert len(projection.messages) == 2
 
 
-@pytest.mark.skipif(not LARGE.is_file(), reason="shared fixtures not present")
 def test_64_large_session_cut_and_projection() -> None:
     store = SessionStore.open(LARGE, read_only=True)
     try:

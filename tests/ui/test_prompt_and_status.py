@@ -218,7 +218,8 @@ async def test_status_shows_session_name(app_factory: Callable[..., PituiApp]) -
 async def test_spinner_and_elapsed_time_while_the_agent_works(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
-    llm.script(slow("one two three four five six", 0.15))
+    # A reply that streams for ~3 s, so a loaded machine still shows a tick before it ends.
+    llm.script(slow("one two three four five six seven eight nine ten", 0.3))
     app = app_factory(llm_url=llm.url, settings=WINDOW_200K)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hello", "enter")
@@ -228,6 +229,25 @@ async def test_spinner_and_elapsed_time_while_the_agent_works(
         assert line.split("  ·  ")[-1][0] in SPINNER
         first = app.query_one(StatusLine)._frame
         await wait_for(pilot, lambda: app.query_one(StatusLine)._frame != first, timeout=3)
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        assert not any(ch in status(app) for ch in SPINNER)
+
+
+async def test_status_keeps_following_the_session_after_a_run(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    """Regression: the line's agent flag shadowed Textual's ``_running``, so once a run ended
+    the next store event unsubscribed it: the position froze and the next run spun forever."""
+    llm.script(text("first answer"), text("second answer"))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url, settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        app.store.branch("2eb29f80")  # while idle: the first of two siblings
+        await wait_for(pilot, lambda: "branch 1 of 2" in status(app))
+        await pilot.press(*"again", "enter")
         await run_finished(pilot, app)
         await wait_for(pilot, lambda: "working" not in status(app))
         assert not any(ch in status(app) for ch in SPINNER)

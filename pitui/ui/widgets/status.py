@@ -63,7 +63,7 @@ class StatusLine(UsesApp, Widget):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._busy_since: float | None = None
-        self._running = False
+        self._agent_running = False
         self._compacting = False
         self._retry: tuple[float, int, int] | None = None  # (until, attempt, max attempts)
         self._frame = 0
@@ -73,7 +73,7 @@ class StatusLine(UsesApp, Widget):
         # Cached store-derived parts (see _recompute).
         self._gauge: Content = Content("")
         self._cache = ""
-        self._name = ""
+        self._session_name = ""
         self._position = ""
 
     def on_mount(self) -> None:
@@ -88,14 +88,14 @@ class StatusLine(UsesApp, Widget):
             self._on_agent_event(message.event)
         elif isinstance(message, EntryAppended | LeafMoved | SessionSwitched):
             if isinstance(message, SessionSwitched):
-                self._running = self._compacting = False
+                self._agent_running = self._compacting = False
                 self._retry = None
                 self._update_busy()
             self._invalidate()
 
     def _on_agent_event(self, event: object) -> None:
         if isinstance(event, MessageStart):
-            self._running = True
+            self._agent_running = True
             self._retry = None
             self._update_busy()
         elif isinstance(event, RetryScheduled):
@@ -110,7 +110,7 @@ class StatusLine(UsesApp, Widget):
             self._update_busy()
             self._invalidate()
         elif isinstance(event, RunEnded):
-            self._running = self._compacting = False
+            self._agent_running = self._compacting = False
             self._retry = None
             self._update_busy()
             self._invalidate()
@@ -118,12 +118,12 @@ class StatusLine(UsesApp, Widget):
             self._invalidate()
         elif isinstance(event, RunError) and event.kind == "config":
             # The run never started (no RunEnded follows).
-            self._running = False
+            self._agent_running = False
             self._update_busy()
 
     def mark_busy(self) -> None:
         """The app started a run (shown at once, before the first agent event)."""
-        self._running = True
+        self._agent_running = True
         self._update_busy()
 
     @property
@@ -131,7 +131,7 @@ class StatusLine(UsesApp, Widget):
         return self._busy_since is not None
 
     def _update_busy(self) -> None:
-        busy = self._running or self._compacting
+        busy = self._agent_running or self._compacting
         if busy and self._busy_since is None:
             self._busy_since = self.pitui.clock()
             self._frame = 0
@@ -166,7 +166,7 @@ class StatusLine(UsesApp, Widget):
         path = store.path_to()
         self._gauge = self.gauge(path)
         self._cache = self.cache_hits(path)
-        self._name = terminal_line(store.session_name or "")
+        self._session_name = terminal_line(store.session_name or "")
         self._position = self.branch_position(path)
         self.refresh()
 
@@ -249,8 +249,8 @@ class StatusLine(UsesApp, Widget):
             problem = agent.problem() or agent.model_warning()
             if problem:
                 parts.append(Content.styled(terminal_line(problem), "$warning"))
-        if self._name:
-            parts.append(Content(self._name))
+        if self._session_name:
+            parts.append(Content(self._session_name))
         if self._position:
             parts.append(Content(self._position))
         return parts
