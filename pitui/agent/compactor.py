@@ -74,6 +74,10 @@ class Compactor:
             raise CompactionFailed(str(exc)) from None
         return base.for_window(self.context_window)
 
+    def enabled(self) -> bool:
+        """Automatic compaction is on (``compaction.enabled``; manual ``/compact`` always runs)."""
+        return self.agent.settings.compaction.enabled
+
     def estimator(self) -> Estimator:
         ref = self.agent.model_ref
         name = self.agent.settings.compaction.estimator

@@ -491,7 +491,7 @@ class AgentSession:
                 return None
             else:
                 self._overflow_recovery_attempted = False
-            if self._is_silent_overflow(message):
+            if self._is_silent_overflow(message) and self.compactor.enabled():
                 # The user already has this answer: compact without retrying.
                 with contextlib.suppress(CompactionFailed):
                     await self.compactor.compact("overflow")
@@ -523,7 +523,16 @@ class AgentSession:
     async def _recover_overflow(self, failed_id: str, error: ErrorInfo, result: RunResult) -> bool:
         """Hide the failed attempt, compact, and retry once (pi 1.6). False: stop the run."""
         advice = "reduce the input or switch to a model with a larger context window"
-        if self._overflow_recovery_attempted:
+        if not self.compactor.enabled():
+            # compaction.enabled false is a hard off switch (pi): no edit, no compaction.
+            final = ErrorInfo(
+                "overflow",
+                "The context is full and automatic compaction is off (compaction.enabled is "
+                "false): compact it yourself (/compact or pitui compact), turn compaction on, "
+                "or continue from an earlier point of the tree.",
+                status=error.status,
+            )
+        elif self._overflow_recovery_attempted:
             final = ErrorInfo(
                 "overflow",
                 f"The context is still too large after compacting once: {advice}.",

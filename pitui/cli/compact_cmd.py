@@ -55,11 +55,7 @@ def _settings(args: argparse.Namespace, section: Any, model_key: str | None) -> 
         base = resolve_settings(section, model_key)
     except SettingsError as exc:
         raise CliError(str(exc)) from None
-    return CompactionSettings(
-        base.enabled,
-        args.reserve if args.reserve is not None else base.reserve_tokens,
-        args.keep_recent if args.keep_recent is not None else base.keep_recent_tokens,
-    )
+    return base.with_values(args.reserve, args.keep_recent)
 
 
 def _window(args: argparse.Namespace, model_key: str | None, overrides: Any) -> int:
@@ -98,7 +94,8 @@ def render_plan(plan: dict[str, Any]) -> str:
             if plan["isSplitTurn"]
             else ""
         ),
-        f"tokens before {plan['tokensBefore']:,}",
+        f"tokens before {plan['tokensBefore']:,}; after compacting ~{plan['keptTokens']:,} "
+        "kept verbatim, plus the summary",
         f"files read: {', '.join(plan['fileOps']['readFiles']) or 'none'}",
         f"files modified: {', '.join(plan['fileOps']['modifiedFiles']) or 'none'}",
     ]
@@ -113,8 +110,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
         try:
             leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
             model_key = _model_key(store, args)
-            compaction = _settings(args, settings.compaction.section(), model_key)
             window = _window(args, model_key, settings.models_section())
+            # Resolved exactly as a real run does: user values as given, defaults fitted to
+            # a small window.
+            compaction = _settings(args, settings.compaction.section(), model_key).for_window(
+                window
+            )
             estimator = get_estimator(args.estimator, model_key)
             plan = plan_json(store, leaf, compaction, window, model_key, estimator)
         finally:
