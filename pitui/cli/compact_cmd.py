@@ -38,6 +38,17 @@ def register(sub: Any) -> None:
     p.add_argument("--estimator", choices=ESTIMATORS, default="chars4", help="token estimator")
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    # The model options also work after the subcommand (`pitui compact F --model M`); when not
+    # given here, the ones before it stay.
+    p.add_argument("--model", metavar="M", default=argparse.SUPPRESS, help="the summarizing model")
+    p.add_argument("--api-base", metavar="URL", default=argparse.SUPPRESS, help="its server")
+    p.add_argument(
+        "--thinking",
+        metavar="L",
+        choices=["off", "minimal", "low", "medium", "high"],
+        default=argparse.SUPPRESS,
+        help="thinking level for the summary",
+    )
     p.set_defaults(handler=cmd_compact)
 
 

@@ -206,7 +206,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     from pitui.config import load_settings, resolve_session_folder, sessions_root
-    from pitui.session.listing import list_sessions
+    from pitui.session.listing import list_sessions, unique_prefixes
 
     cwd = os.getcwd()
     settings = load_settings(cwd)
@@ -227,11 +227,13 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if not infos:
         say(f"No sessions for {cwd} in {folder}.")
         return 0
+    short = unique_prefixes([info.id for info in infos])
+    width = max(len(p) for p in short.values())
     for info in infos:
         title = info.name or _short(info.firstMessage, 60)
         say(
-            f"{info.modified[:16].replace('T', ' ')}  {info.id[:8]}  {info.messageCount:>5} msgs  "
-            f"{terminal_line(title)}"
+            f"{info.modified[:16].replace('T', ' ')}  {short[info.id]:<{width}}  "
+            f"{info.messageCount:>5} msgs  {terminal_line(title)}"
         )
         say(f"{'':16}  {terminal_line(str(Path(info.path)))}")
     return 0

@@ -53,7 +53,8 @@ def session_folder(args: argparse.Namespace, cwd: str, settings: Settings) -> Pa
 def find_by_prefix(prefix: str, folder: Path, cwd: str) -> Path:
     """A session whose id starts with ``prefix``: this directory's first, then all."""
     here = [i for i in list_sessions([folder], cwd=cwd) if i.id.startswith(prefix)]
-    candidates = here
+    exact = [i for i in here if i.id == prefix]
+    candidates = exact or here
     if not candidates:
         root = sessions_root()
         folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []

@@ -163,3 +163,27 @@ def find_most_recent(folder: Path, cwd: str | None = None) -> Path | None:
         if best is None or mtime > best[0]:
             best = (mtime, path)
     return best[1] if best else None
+
+
+def unique_prefixes(ids: list[str], minimum: int = 8) -> dict[str, str]:
+    """The shortest prefix of each id (at least ``minimum`` characters) that no other id in
+    ``ids`` starts with, like git's abbreviated hashes; an id that is a prefix of another is
+    given whole."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for index, value in enumerate(ordered):
+        need = minimum
+        for other in (
+            ordered[index - 1] if index else None,
+            ordered[index + 1] if index + 1 < len(ordered) else None,
+        ):
+            if other is None:
+                continue
+            common = 0
+            for a, b in zip(value, other, strict=False):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        out[value] = value[:need]
+    return out

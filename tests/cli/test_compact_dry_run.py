@@ -61,3 +61,12 @@ def test_per_message_tokens_follow_the_estimator(
     assert isinstance(chars4, list) and isinstance(tiktoken, list)
     assert len(chars4) == len(tiktoken)
     assert [m["tokens"] for m in chars4] != [m["tokens"] for m in tiktoken]
+
+
+def test_model_options_work_after_the_subcommand(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = _plan(["--model", "openai/gpt-4.1"], capsys)
+    assert plan["settingsModel"] == "openai/gpt-4.1"
+    assert main(["--model", "openai/gpt-4.1", "compact", str(FIXTURE), "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settingsModel"] == "openai/gpt-4.1"
