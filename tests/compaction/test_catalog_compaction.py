@@ -584,15 +584,22 @@ def test_file_ops_not_seeded_from_a_hook_compaction() -> None:
 
 def test_nested_calls_of_tool_results_count_as_file_ops() -> None:
     result = tool_result("ran a script", name="bash")
-    result["nestedCalls"] = [
-        {"name": "write", "arguments": {"path": "written.py"}},
-        {"name": "read", "arguments": {"path": "peeked.py"}},
-        {"name": "grep", "arguments": {"path": "ignored.py"}},
-    ]
+    # pi 1.6's shape: {"calls": [...]} (a bare list is not how pi stores them).
+    result["nestedCalls"] = {
+        "calls": [
+            {"name": "write", "arguments": {"path": "written.py"}},
+            {"name": "read", "arguments": {"path": "peeked.py"}},
+            {"name": "grep", "arguments": {"path": "ignored.py"}},
+        ]
+    }
+    ignored = tool_result("old shape", name="bash")
+    ignored["nestedCalls"] = [{"name": "write", "arguments": {"path": "not-counted.py"}}]
     store, _ = store_with(
         user("go"),
         assistant("", calls=[("bash", {"command": "python gen.py"})]),
         result,
+        assistant("", calls=[("bash", {"command": "python old.py"})]),
+        ignored,
         assistant("done"),
         user(tokens(100)),
         assistant(tokens(100)),
