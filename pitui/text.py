@@ -115,8 +115,14 @@ def _carriage_returns(text: str) -> str:
     return "\n".join(lines)
 
 
+# Anything strip_escapes would change (text without these is returned as it is).
+_NEEDS_STRIPPING = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def strip_escapes(text: str) -> str:
     """Remove every escape sequence and control character (tabs and newlines stay)."""
+    if _NEEDS_STRIPPING.search(text) is None:
+        return text
     return _CONTROLS.sub("", _ANY_ESCAPE.sub("", _carriage_returns(text)))
 
 
