@@ -259,6 +259,9 @@ def diff_contexts(
 
     head = b.compaction_id if b.compaction_id != a.compaction_id else None
     compacted_ids = {n.id for n in store.path_to(head)} if head is not None else set()
+    # Going the other way: messages that the first side had compacted come back in full.
+    head_a = a.compaction_id if a.compaction_id != b.compaction_id else None
+    uncompacted_ids = {n.id for n in store.path_to(head_a)} if head_a is not None else set()
     summaries = _new_branch_summaries(store, a, b)
 
     for key, message in a_messages.items():
@@ -297,6 +300,8 @@ def diff_contexts(
             result.edited.append(
                 item(key, message, by=a.edits[source], kind="restored", tokens_after=None)
             )
+        elif source in uncompacted_ids and source != head_a:
+            result.added.append(item(key, message, by=head_a, kind="uncompacted"))
         else:
             result.added.append(item(key, message))
     result.system = diff_system(a.system_message, b.system_message, count)
@@ -394,7 +399,14 @@ def describe_diff(diff: ContextDiff) -> list[str]:
             by = f"  [{m.by}]" if m.by else ""
             lines.append(f"  {mark} {m.entry_id:<8} {m.role:<17} {m.tokens:>7,}  {m.text}{by}")
 
-    section("added", diff.added, "+", 1)
+    section("added", [m for m in diff.added if m.kind != "uncompacted"], "+", 1)
+    back = [m for m in diff.added if m.kind == "uncompacted"]
+    section(
+        f"added back in full (compacted by {back[0].by} on the first side)" if back else "",
+        back,
+        "+",
+        1,
+    )
     section("dropped (not on the other path)", diff.dropped, "-", -1)
     by_compaction: dict[str | None, list[DiffedMessage]] = {}
     for m in diff.compacted:

@@ -5,8 +5,9 @@ The session's data is JSON (``<``, ``>``, ``&``, U+2028/9 escaped), compressed w
 put in base64 in a ``<script type="application/octet-stream">`` block: never run, and base64
 cannot close the block. It is also 3-5 times smaller, and the browser unpacks it natively
 (``DecompressionStream``) faster than it would parse the raw JSON text in the page. The page's
-own script, allowed by its hash alone, renders it with DOM APIs. Trusted Types are required with no policy, so even a
-bug that assigned a string to ``innerHTML`` would throw instead of parsing markup.
+own script, allowed by its hash alone, renders it with DOM APIs. Trusted Types are required
+with no policy, so even a bug that assigned a string to ``innerHTML`` would throw instead of
+parsing markup.
 """
 
 from __future__ import annotations

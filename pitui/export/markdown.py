@@ -53,9 +53,7 @@ def neutralize_html(text: str) -> str:
             out.append(line)
             continue
         parts = re.split(r"(`+[^`]*`+)", line)
-        out.append(
-            "".join(p if p.startswith("`") else _TAG_START.sub("&lt;", p) for p in parts)
-        )
+        out.append("".join(p if p.startswith("`") else _TAG_START.sub("&lt;", p) for p in parts))
     return "\n".join(out)
 
 

@@ -196,7 +196,8 @@ class BlockBuilder:
                 ]
             ]
         if role == "compactionSummary":
-            details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+            raw_details = entry.get("details")
+            facts: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
             first = entry.get("firstKeptEntryId")
             first_id = first if isinstance(first, str) else ""
             tokens = entry.get("tokensBefore")
@@ -207,8 +208,8 @@ class BlockBuilder:
                     tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
                     self.index_of(first_id),
                     _clean(first_id),
-                    [_clean(p) for p in details.get("readFiles") or [] if isinstance(p, str)],
-                    [_clean(p) for p in details.get("modifiedFiles") or [] if isinstance(p, str)],
+                    [_clean(p) for p in facts.get("readFiles") or [] if isinstance(p, str)],
+                    [_clean(p) for p in facts.get("modifiedFiles") or [] if isinstance(p, str)],
                 ]
             ]
         if role == "branchSummary":
@@ -242,7 +243,7 @@ class BlockBuilder:
                 name = str(block.get("name") or "tool")
                 arguments = block.get("arguments")
                 command = arguments.get("command") if isinstance(arguments, dict) else None
-                if name == "bash" and isinstance(command, str) and len(arguments) <= 2:
+                if name == "bash" and isinstance(command, str) and len(arguments or {}) <= 2:
                     pretty = "$ " + command
                 else:
                     pretty = _pretty_json(arguments)
@@ -278,8 +279,9 @@ def _usage_row(entry: dict[str, Any]) -> list[Any] | int:
 
     def number(key: str) -> int:
         value = usage.get(key)
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
-        return int(value) if ok and abs(value) < 1e15 else 0
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            return 0
+        return int(value) if abs(value) < 1e15 else 0
 
     return [
         number("input"),
@@ -308,7 +310,7 @@ def page_data(
     calls: dict[str, dict[str, Any]] = {}
     nodes: list[list[Any]] = []
     usage: list[Any] = []
-    for i, node in enumerate(pmap.nodes):
+    for node in pmap.nodes:
         entry = store.data(node)
         for call in tool_calls(entry_message(entry)):
             calls[str(call.get("id"))] = call
@@ -352,8 +354,9 @@ def page_data(
 
     systems = []
     for state in pmap.systems:
-        sections = state.get("sections") if isinstance(state.get("sections"), dict) else {}
-        tools = state.get("toolsAdded") if isinstance(state.get("toolsAdded"), list) else []
+        raw_sections, raw_tools = state.get("sections"), state.get("toolsAdded")
+        sections: dict[str, Any] = raw_sections if isinstance(raw_sections, dict) else {}
+        tools: list[Any] = raw_tools if isinstance(raw_tools, list) else []
         systems.append(
             {
                 "text": _clean(system_message_text(state)),

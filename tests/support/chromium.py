@@ -8,6 +8,7 @@ console errors and network requests, evaluate expressions, take screenshots.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -80,7 +81,7 @@ class Chromium:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=arrange,  # noqa: PLW1509 - the tests start no threads before this
+            preexec_fn=arrange,
             close_fds=False,
         )
         os.close(to_child_r)
@@ -104,20 +105,16 @@ class Chromium:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.call("Browser.close", session=False, timeout=5)
-        except Exception:
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         for fd in (self._to_child, self._from_child):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
     # ------------------------------------------------------------------ protocol
 
@@ -184,8 +181,12 @@ class Chromium:
             raise ChromiumError(f"{expression!r} threw: {reply['exceptionDetails']}")
         return reply["result"].get("value")
 
-    def open(self, url: str, ready: str = "document.body && document.body.dataset.ready",
-             timeout: float = 60) -> Any:
+    def open(
+        self,
+        url: str,
+        ready: str = "document.body && document.body.dataset.ready",
+        timeout: float = 60,
+    ) -> Any:
         """Navigate and wait until ``ready`` is truthy; returns its value."""
         self.call("Page.navigate", {"url": url})
         deadline = time.monotonic() + timeout

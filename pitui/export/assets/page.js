@@ -1,6 +1,6 @@
 "use strict";
 // pitui's HTML export. Renders the data block with DOM APIs only: every piece of session text
-// is set with textContent (the page's CSP also forbids innerHTML through Trusted Types).
+// is set with textContent (the CSP also forbids HTML parsing of strings via Trusted Types).
 // The data block is the session's page data as zlib-compressed JSON in base64.
 async function pituiData() {
   const text = document.getElementById("pitui-data").textContent.trim();
