@@ -112,6 +112,8 @@ MARKDOWN_PAYLOADS = [
     "[click](javascript:document.body.setAttribute('data-pwned','link'))",
     "![x](x) <iframe src=x></iframe> **<b onmouseover=alert(1)>bold</b>**",
     "```\n</code></pre><img src=x onerror=alert(1)>\n```",
+    # Text built to make a naive Markdown parser quadratic: it must still render at once.
+    "[" * 60_000 + "](x" + " *a" * 20_000 + " `" * 20_000 + " **b" * 10_000,
 ]
 
 

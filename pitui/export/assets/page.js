@@ -99,12 +99,16 @@ async function pituiData() {
         buf += d; i += d.length; continue;
       }
       if (c === "[" && depth < 8 && !none["]("]) {
-        const close = text.indexOf("](", i + 1);
-        if (close < 0) { none["]("] = true; buf += c; i++; continue; }
-        const end = text.indexOf(")", close + 2);
-        if (end > close && text.slice(i + 1, close).indexOf("[") < 0) {
-          flush(); link(text.slice(i + 1, close), text.slice(close + 2, end), parent, depth);
-          i = end + 1; continue;
+        // Labels and URLs are short: looking only a little ahead keeps hostile text linear.
+        const ahead = text.slice(i + 1, i + 1 + 2048);
+        const rel = ahead.indexOf("](");
+        if (rel < 0 && i + 1 + 2048 >= text.length) { none["]("] = true; buf += c; i++; continue; }
+        const close = rel < 0 ? -1 : i + 1 + rel;
+        const end = close < 0 ? -1 : ahead.indexOf(")", rel + 2);
+        if (close > 0 && end > rel && ahead.slice(0, rel).indexOf("[") < 0) {
+          const stop = i + 1 + end;
+          flush(); link(text.slice(i + 1, close), text.slice(close + 2, stop), parent, depth);
+          i = stop + 1; continue;
         }
         buf += c; i++; continue;
       }
