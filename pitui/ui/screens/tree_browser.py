@@ -85,7 +85,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         Binding("escape", "close", "Close"),
         Binding("L", "label", "Label"),
         Binding("c", "copy", "Copy"),
-        Binding("d", "compare", "Compare with…"),  # issue-14 wiring
+        Binding("d", "compare", "Compare with…", show=False),  # issue-14 wiring
     ]
 
     def __init__(self, initial_tab: str = "entry") -> None:
