@@ -30,9 +30,10 @@ OPEN_TARGET = 1.0  # seconds: a 20k-entry page must be usable within a second
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support.chromium import Chromium, find_chromium  # noqa: E402
+
 from pitui.export import export_session  # noqa: E402
 from pitui.session import SessionStore  # noqa: E402
-from support.chromium import Chromium, find_chromium  # noqa: E402
 
 CLICK = """(() => { const rows = document.querySelectorAll('#tree .row');
   const t0 = performance.now(); rows[Math.min(rows.length - 1, %d)].click();
