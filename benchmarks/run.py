@@ -305,12 +305,13 @@ OTHER_BENCHMARKS = {
     "tree_browser": ["tree_browser_bench.py"],
     "tiktoken": ["tiktoken_bench.py"],
     "cache_cost": ["cache_cost_bench.py"],
+    "export": ["export_bench.py"],
 }
 
 
 def run_other_benchmarks(quick: bool) -> dict[str, Any]:
-    """The start-up, tree browser, tiktoken and prompt-cache cost benchmarks, each in its own
-    process."""
+    """The start-up, tree browser, tiktoken, prompt-cache cost and HTML export benchmarks, each
+    in its own process."""
     out: dict[str, Any] = {}
     for name, command in OTHER_BENCHMARKS.items():
         argv = [sys.executable, str(HERE / command[0]), *command[1:]]

@@ -97,7 +97,7 @@ _CONTROLS_BUT_ESC = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
 # Bidirectional embeddings, overrides and isolates: they can make a line read as something
 # else (terminals with BiDi support reorder text around them).
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-# Anything :func:`terminal_text` would change (its fast path: most text has none of these).
+# Anything the sanitizers would change (their fast path: most text has none of these).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # An escape sequence that may still be incomplete at the end of a streamed chunk.
 _OPEN_TAIL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[PX^_][^\x1b]*|[ -/]*)?$")
@@ -123,7 +123,9 @@ def _carriage_returns(text: str) -> str:
 
 def strip_escapes(text: str) -> str:
     """Remove every escape sequence, control character and bidi control (tabs and newlines
-    stay)."""
+    stay). Text with none of them is returned as it is (the common case, and fast)."""
+    if _UNSAFE.search(text) is None:
+        return text
     return _BIDI.sub("", _CONTROLS.sub("", _ANY_ESCAPE.sub("", _carriage_returns(text))))
 
 
@@ -145,8 +147,6 @@ def keep_sgr_only(text: str) -> str:
 def terminal_text(text: str) -> str:
     """Untrusted text for plain terminal output (CLI text mode, stderr notes): no escape
     sequences, no control characters but tab and newline, no bidi controls."""
-    if not _UNSAFE.search(text):
-        return text
     return strip_escapes(text)
 
 

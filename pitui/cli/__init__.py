@@ -14,7 +14,7 @@ from pitui.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pitui.cli import compact_cmd, inspect_cmds, trust_cmd
+    from pitui.cli import compact_cmd, inspect_cmds, report_cmds, trust_cmd
     from pitui.cli.session_args import add_session_options
 
     parser = argparse.ArgumentParser(
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     inspect_cmds.register(sub)
+    report_cmds.register(sub)
     compact_cmd.register(sub)
     trust_cmd.register(sub)
     return parser

@@ -21,6 +21,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser("context", help="print what the model sees at a leaf (the projection)")
     p.add_argument("file", help="session file (.jsonl)")
     p.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project at")
+    p.add_argument(
+        "--diff",
+        metavar="ID",
+        help="compare with the context at entry ID: messages added, dropped, compacted, "
+        "summarized or edited, the token change, system prompt and tool changes",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_context, fast_exit=True)
 
@@ -82,6 +88,11 @@ def cmd_context(args: argparse.Namespace) -> int:
     store = open_for_reading(args.file)
     try:
         leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
+        if args.diff:
+            from pitui.cli.report_cmds import print_context_diff
+
+            print_context_diff(store, leaf, resolve_entry_id(store, args.diff), args.json)
+            return 0
         projection = store.project(leaf)
         if args.json:
             print_json(projection_json(store, projection))

@@ -27,7 +27,13 @@ from pitui.session.ids import iso_to_ms
 from pitui.session.index import build_children, link_nodes
 from pitui.session.loader import LoadResult, LoadWarning, load_session_file
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
-from pitui.session.projection import Projection, build_projection, entry_messages, model_from_entry
+from pitui.session.projection import (
+    Projection,
+    build_projection,
+    entry_messages,
+    extends_parent_projection,
+    model_from_entry,
+)
 from pitui.session.shapes import message_text
 from pitui.session.writer import create_exclusive
 
@@ -464,7 +470,7 @@ class SessionStore(EntryAppends):
         parent = node.parent
         key = parent.id if parent is not None else None
         base = self._projections.get(key)
-        if base is None or node.type in ("compaction", "context_edit") or node.hidden:
+        if base is None or not extends_parent_projection(node):
             return
         projection = base.extended()
         projection.leaf_id = node.id

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -195,23 +193,15 @@ async def cmd_copy(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_export(ctx: CommandContext, arg: str) -> None:
-    from pitui.export import export_html, export_jsonl
+    from pitui.ui.export_command import cmd_export as run_export  # issue-14 wiring
 
-    parts = shlex.split(arg) if arg else []
-    kind = parts[0] if parts and parts[0] in ("html", "jsonl") else "html"
-    rest = parts[1:] if parts and parts[0] in ("html", "jsonl") else parts
-    store = ctx.app.store
-    stem = store.path.stem if store.path else f"session-{store.session_id[:8]}"
-    target = Path(rest[0]) if rest else Path(ctx.app.cwd) / f"{stem}.{kind}"
-    try:
-        if kind == "html":
-            export_html(store, target)
-        else:
-            export_jsonl(store, target)
-    except OSError as exc:
-        ctx.say(f"Could not export to {target}: {exc.strerror}.", "error")
-        return
-    ctx.say(f"Exported to {target}.")
+    await run_export(ctx, arg)
+
+
+async def cmd_session(ctx: CommandContext, arg: str) -> None:
+    from pitui.ui.screens.session_stats import cmd_session as run_session  # issue-14 wiring
+
+    await run_session(ctx, arg)
 
 
 async def cmd_help(ctx: CommandContext, arg: str) -> None:
@@ -238,12 +228,13 @@ COMMANDS: dict[str, Command] = {
         Command("resume", "Open another session", cmd_resume),
         Command("new", "Start a new session", cmd_new),
         Command("copy", "Copy the last assistant message", cmd_copy),
-        Command(
+        Command(  # issue-14 wiring: options as `pitui export`
             "export",
-            "Export as HTML (whole tree) or JSONL (branch)",
+            "Export as HTML (whole tree), Markdown or JSONL (branch)",
             cmd_export,
-            "[html|jsonl] [path]",
+            "[html|md|jsonl] [--leaf ID] [--branch-only] [path]",
         ),
+        Command("session", "Session statistics: tokens, cost, branches", cmd_session),
         Command("context", "Show what the model sees now", cmd_context),
         Command("help", "Keys and commands", cmd_help),
         Command("quit", "Quit pitui", cmd_quit),

@@ -51,7 +51,8 @@ class HelpScreen(ModalScreen[None]):
         lines += [
             "",
             "In the tree: arrows move, Enter selects, / searches, f cycles filters,",
-            "L labels, c copies, Tab switches the details pane.",
+            "L labels, c copies, d compares the context with another entry,",
+            "Tab switches the details pane.",
         ]
         with VerticalScroll():
             yield Static(Content("\n".join(lines)))

@@ -85,6 +85,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         Binding("escape", "close", "Close"),
         Binding("L", "label", "Label"),
         Binding("c", "copy", "Copy"),
+        Binding("d", "compare", "Compare with…", show=False),  # issue-14 wiring
     ]
 
     def __init__(self, initial_tab: str = "entry") -> None:
@@ -302,6 +303,11 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
                 agent.abort()
             return
         self.dismiss(None)
+
+    def action_compare(self) -> None:  # issue-14 wiring: "compare with…" (Context tab)
+        from pitui.ui.screens.context_compare import compare_from
+
+        compare_from(self, self.session_tree.cursor_entry_id)
 
     def action_label(self) -> None:
         entry_id = self.session_tree.cursor_entry_id
