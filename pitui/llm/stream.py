@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitui.llm.lazy import litellm
+from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.models import ModelInfo
 from pitui.session.ids import now_ms
 
@@ -264,7 +264,7 @@ async def stream_reply(
     emit: Callable[[StreamEvent], None],
 ) -> None:
     """Run one streamed call, feeding ``builder``. Provider errors propagate to the caller."""
-    module = litellm()
+    module = await litellm_ready()  # never imported on the event loop
     ensure_known(info)
     response = await module.acompletion(**request_kwargs(info, messages, tools, options))
     async for chunk in response:
