@@ -556,6 +556,10 @@ class ChatView(UsesApp, VerticalScroll):
     async def _handle(self, item: object) -> None:
         """Apply one event. Events may be stale: a rebuild reads the store as it is now, ahead
         of the events still queued, so an event only matters if the view differs from it."""
+        if self._hidden_after and not isinstance(item, SessionSwitched) and item is not _FILL:
+            await self.rebuild()  # something happens at the newest end: show it
+            if isinstance(item, EntryAppended | LeafMoved) or item is _FLUSH:
+                return
         if isinstance(item, MessageDelta) and item.kind == "text":
             text = self._sanitizer.feed(item.text)
             if text:
@@ -570,10 +574,6 @@ class ChatView(UsesApp, VerticalScroll):
             return
         await self._flush_text()
         store = self.pitui.store
-        if self._hidden_after and not isinstance(item, SessionSwitched):
-            await self.rebuild()  # something happens at the newest end: show it
-            if not isinstance(item, MessageStart | MessageDelta | ToolStart):
-                return
         if isinstance(item, SessionSwitched):
             await self.rebuild()
         elif isinstance(item, EntryAppended):
@@ -740,7 +740,8 @@ class ChatView(UsesApp, VerticalScroll):
         widgets = [w for _, blocks in older for w in blocks]
         dropped: list[tuple[str, list[Widget]]] = []
         excess = len(self._mounted) - MAX_MOUNTED
-        if excess > 0:
+        live = self._reply is not None or self._thinking is not None or self._running_tools
+        if excess > 0 and not live:  # a reply in progress keeps the newest end mounted
             dropped, self._mounted = self._mounted[-excess:], self._mounted[:-excess]
             self._hidden_after += len(dropped)
         with self.app.batch_update():
@@ -750,16 +751,11 @@ class ChatView(UsesApp, VerticalScroll):
                 else:
                     await self.mount_all(widgets, before=0)
             gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
-            gone += [w for w in (self._reply, self._thinking) if dropped and w is not None]
-            gone += list(self._running_tools.values()) if dropped else []
             if gone:
                 await self.remove_children(gone)
-            if dropped:
-                self._reply = self._thinking = None
-                self._running_tools.clear()
-                if self._load_later is None:
-                    self._load_later = Button("", id="load-later", compact=True)
-                    await self.mount(self._load_later)
+            if dropped and self._load_later is None:
+                self._load_later = Button("", id="load-later", compact=True)
+                await self.mount(self._load_later)
             if self._hidden_before == 0 and self._load_earlier is not None:
                 await self._load_earlier.remove()
                 self._load_earlier = None
