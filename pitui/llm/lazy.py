@@ -78,9 +78,10 @@ def _warm_up(module: Any) -> None:
 
 
 async def litellm_ready() -> Any:
-    """The litellm module, imported and warmed up off the event loop if it is not yet."""
-    if _ready.is_set():
-        return litellm()
-    preload()
-    await asyncio.to_thread(_ready.wait)
-    return litellm()
+    """The litellm module, imported off the event loop if it is not yet (and, when
+    :func:`preload` started, after its warm-up, so both never import at the same time)."""
+    if _preload is not None and not _ready.is_set():
+        await asyncio.to_thread(_ready.wait)
+    if _module is not None:
+        return _module
+    return await asyncio.to_thread(litellm)
