@@ -977,10 +977,14 @@ class ChatView(UsesApp, VerticalScroll):
                 await running.remove()
 
     def _schedule_flush(self) -> None:
-        """Show the pending text at the next frame (at most one update per ``FRAME``)."""
+        """Show the pending text at the next frame: at most one update per ``FRAME``, less
+        often as the reply grows (each update makes Textual lay out every block of the reply
+        again: the cost per second stays about the same at any length)."""
         if self._flush_timer is not None:
             return
-        delay = max(0.001, self._last_flush + FRAME - time.monotonic())
+        parts = self._reply.parts if self._reply is not None else 0
+        frame = FRAME * (1 + parts / 8)
+        delay = max(0.001, self._last_flush + frame - time.monotonic())
         self._flush_timer = self.set_timer(delay, self._request_flush)
 
     def _request_flush(self) -> None:
