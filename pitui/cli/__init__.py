@@ -84,6 +84,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None and args.print_prompt is None:
         from pitui.cli.tui import run_tui
 
+        _FAST_EXIT.append(True)  # the app closes and flushes the session before it returns
         try:
             return run_tui(args)
         except UserError as exc:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.llm import providers
-from pitui.llm.lazy import litellm
+from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.models import ModelInfo, in_litellm_table
 from pitui.llm.providers import PI_API, Route, route
 from pitui.llm.request import REASONING_EFFORT, CallOptions, request_kwargs
@@ -550,7 +550,7 @@ async def stream_reply(
     emit: Callable[[StreamEvent], None],
 ) -> None:
     """Run one streamed call, feeding ``builder``. Provider errors propagate to the caller."""
-    module = litellm()
+    module = await litellm_ready()  # never imported on the event loop
     ensure_known(info)
     kwargs = request_kwargs(info, messages, tools, options, builder.route)
     response = await module.acompletion(**kwargs)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import gc
 import os
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
-from itertools import compress
-from operator import attrgetter, not_
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, is_, not_
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from pitui.session.writer import create_exclusive
 
 _PROJECTION_CACHE_SIZE = 16
 _parent_of = attrgetter("parent")
+_hidden_of = attrgetter("hidden")
 
 
 def _is_compaction(node: Node) -> bool:
@@ -51,6 +53,25 @@ def _is_model_source(node: Node) -> bool:
 
 def _is_thinking_source(node: Node) -> bool:
     return node.type == "thinking_level_change"
+
+
+def _visible(node: Node | None) -> Node | None:
+    """``node`` or its nearest ancestor that is not a hidden marker."""
+    while node is not None and node.hidden:
+        node = node.parent
+    return node
+
+
+@dataclass(frozen=True)
+class BranchPosition:
+    """See :meth:`SessionStore.branch_position`."""
+
+    branch: tuple[int, int] | None
+    """(1-based index, sibling count) at the nearest fork above, or None on a linear path."""
+    leaf_children: int
+
+    def text(self) -> str:
+        return f"branch {self.branch[0]} of {self.branch[1]}" if self.branch else ""
 
 
 def _timestamp_key(node: Node) -> float:
@@ -238,6 +259,11 @@ class SessionStore(EntryAppends):
     def label_of(self, entry_id: str) -> str | None:
         return self._labels.get(entry_id)
 
+    @property
+    def entry_count(self) -> int:
+        """Entries in memory, hidden leaf markers included (O(1); ``len()`` counts visible)."""
+        return len(self._nodes)
+
     def __len__(self) -> int:
         return sum(1 for n in self._nodes if not n.hidden)
 
@@ -266,6 +292,12 @@ class SessionStore(EntryAppends):
         if node.data is None:
             node.data = codec.loads(self._disk.read_raw(node))
         return node.data
+
+    def read(self, node: Node) -> dict[str, Any]:
+        """The full entry, parsed on demand but not kept (views of far-off entries)."""
+        if node.data is not None:
+            return node.data
+        return codec.loads(self._disk.read_raw(node))
 
     def raw_line(self, node: Node) -> bytes:
         """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
@@ -305,6 +337,74 @@ class SessionStore(EntryAppends):
         if entry_id is None or len(kids) < 2:
             return kids
         return sorted(kids, key=_timestamp_key)
+
+    def branch_position(self, leaf_id: str | Any | None = UNSET) -> BranchPosition:
+        """Where ``leaf_id`` (default: the leaf) is in the tree: ``(index, count)`` among the
+        siblings at the fork nearest to it on its path (pi's tree order, as
+        :meth:`tree_children`), and how many children the leaf itself has (its next append
+        makes a new branch when it has some).
+
+        Never builds the whole-tree children index: with it already built the walk stops at
+        the nearest fork; without it, read-only passes over the skeletons count children (in
+        C, ~0.1 s at 1M entries), so it may run in a worker thread while the UI appends.
+        """
+        leaf = self.leaf if leaf_id is UNSET else (None if leaf_id is None else self.node(leaf_id))
+        leaf = _visible(leaf)
+        if leaf is None:
+            return BranchPosition(None, 0)
+        kids: Callable[[Node], list[Node]]
+        roots: Callable[[], list[Node]]
+        if self._children_built:
+            kids = self._indexed_children
+            count: Callable[[Node], int] = lambda n: len(self._indexed_children(n))  # noqa: E731
+            roots = self.roots
+        else:
+            nodes = list(self._nodes)  # a snapshot: the UI thread may append meanwhile
+            hidden = list(compress(nodes, map(_hidden_of, nodes)))
+            watch = {id(n) for n in self.path_to(leaf.id)} | {id(h) for h in hidden}
+            direct = Counter(filter(watch.__contains__, map(id, map(_parent_of, nodes))))
+
+            def count(node: Node) -> int:
+                total = direct.get(id(node), 0)
+                for h in hidden:
+                    if h.parent is node:
+                        total += count(h) - 1
+                return total
+
+            def kids(node: Node) -> list[Node]:
+                direct_kids = list(compress(nodes, map(is_, map(_parent_of, nodes), repeat(node))))
+                return self._lift(direct_kids, kids)
+
+            def roots() -> list[Node]:
+                return self._lift(list(self._roots), kids)
+
+        leaf_children = count(leaf)
+        cur = leaf
+        while True:
+            parent = _visible(cur.parent)
+            if parent is None:
+                siblings = roots()
+            elif count(parent) > 1:
+                siblings = sorted(kids(parent), key=_timestamp_key)
+            else:
+                cur = parent
+                continue
+            if len(siblings) > 1:
+                index = next((i for i, s in enumerate(siblings) if s is cur), 0)
+                return BranchPosition((index + 1, len(siblings)), leaf_children)
+            if parent is None:
+                return BranchPosition(None, leaf_children)
+            cur = parent
+
+    def _indexed_children(self, node: Node) -> list[Node]:
+        return self._lift_hidden(node.children or [])
+
+    @staticmethod
+    def _lift(nodes: list[Node], kids: Callable[[Node], list[Node]]) -> list[Node]:
+        out: list[Node] = []
+        for n in nodes:
+            out.extend(kids(n) if n.hidden else [n])
+        return out
 
     def _ensure_children(self) -> None:
         """Children lists are built on first use (the projection never needs them)."""
@@ -597,6 +697,24 @@ class SessionStore(EntryAppends):
             parts = [codec.dumps_line(self.header)]
         parts.extend(self.raw_line(n) + b"\n" for n in self._nodes)
         create_exclusive(Path(dest), b"".join(parts))
+
+    def recent_user_texts(self, limit: int) -> list[str]:
+        """The texts of the newest ``limit`` user messages on every branch, oldest first
+        (stripped, empty ones left out, consecutive repeats once): the prompt history.
+
+        Walks back from the end of the file and parses only what it returns.
+        """
+        newest_first: list[str] = []
+        for node in reversed(self._nodes):
+            if len(newest_first) >= limit:
+                break
+            if node.type != "message" or node.role != "user" or node.hidden:
+                continue
+            text = message_text(self.data(node).get("message"), "").strip()
+            if text and (not newest_first or newest_first[-1] != text):
+                newest_first.append(text)
+        newest_first.reverse()
+        return newest_first
 
     def user_messages(self) -> list[tuple[str, str]]:
         """(entry id, text) of every user message on every branch, in file order (fork picker)."""

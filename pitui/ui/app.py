@@ -1,24 +1,39 @@
 """``PituiApp``: the Textual application. It holds the session store and the agent; screens and
-widgets render store state and post actions back, they never keep a copy of the conversation."""
+widgets render store state and post actions back, they never keep a copy of the conversation.
+
+It is also the error boundary (:mod:`pitui.ui.boundary`): no key binding, command-palette
+entry, slash command or worker can take it down.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.app import App
+from textual.actions import ActionParseResult
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
+from textual.screen import Screen
+from textual.worker import WorkerFailed
 
+from pitui.config.paths import log_file
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
+from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
 from pitui.ui.messages import SessionSwitched
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
+    from pitui.ui.screens.main import MainScreen
+
+log = logging.getLogger("pitui.ui")
 
 
 class PituiApp(App[int]):
@@ -44,6 +59,7 @@ class PituiApp(App[int]):
         status_note: str | None = None,
         startup_warnings: list[str] | None = None,
         open_picker: bool = False,
+        log_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -55,6 +71,7 @@ class PituiApp(App[int]):
         self.startup_warnings = startup_warnings or []
         self.open_picker = open_picker
         self.agent_factory = agent_factory
+        self.errors = ErrorBoundary(self, log_path or log_file())
         self.store = store
         self.agent: AgentSession | None = agent_factory(store) if agent_factory else None
         self.bridge = StoreBridge(self)
@@ -74,18 +91,32 @@ class PituiApp(App[int]):
         self.bridge.attach(store, self.agent)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
 
+    @property
+    def main_screen(self) -> MainScreen | None:
+        """The main screen (chat, editor, status), wherever it is in the screen stack."""
+        from pitui.ui.screens.main import MainScreen
+
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    def open_session_picker(self) -> None:
+        """Choose another session (``/resume``, ``pitui --resume``) and switch to it."""
+        from pitui.ui.screens.session_picker import SessionPickerScreen
+
+        self.push_screen(SessionPickerScreen(), self._open_picked)
+
+    def _open_picked(self, path: str | None) -> None:
+        if not path:
+            return
+        with self.errors.guard("opening the session"):
+            self.switch_session(SessionStore.open(path))
+
     def on_mount(self) -> None:
         for warning in self.startup_warnings[:5]:
             self.notify(warning, severity="warning", markup=False, timeout=6)
         if self.store.read_only and self.store.read_only_reason:
             self.notify(self.store.read_only_reason, severity="warning", markup=False, timeout=8)
         if self.open_picker:
-            self.call_after_refresh(self._open_picker)
-
-    def _open_picker(self) -> None:
-        from pitui.ui.commands import CommandContext, cmd_resume
-
-        self.run_worker(cmd_resume(CommandContext(self, self.screen), ""))  # type: ignore[arg-type]
+            self.call_after_refresh(self.open_session_picker)
 
     def on_unmount(self) -> None:
         self.bridge.detach()
@@ -95,3 +126,40 @@ class PituiApp(App[int]):
         from pitui.ui.screens.main import MainScreen
 
         return MainScreen()
+
+    # ------------------------------------------------------------------ the error boundary
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Every key binding runs through here: what an action raises is reported."""
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as error:
+            name = action if isinstance(action, str) else action[1]
+            self.errors.report(error, f"running the action {name!r}")
+            return True
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own palette entries, each behind the boundary too."""
+        for command in super().get_system_commands(screen):
+            yield SystemCommand(
+                command.title,
+                command.help,
+                self.errors.wrap(command.callback, f"running {command.title!r}"),
+                command.discover,
+            )
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual's hook for anything unhandled; by default the app exits. A worker that
+        # failed is over and left nothing half-done in the UI: report it and go on.
+        if isinstance(error, WorkerFailed) and isinstance(error.error, Exception):
+            self.errors.report(error.error, "running a background task")
+            return
+        log.critical("unhandled error: pitui exits", exc_info=error)
+        super()._handle_exception(error)

@@ -354,3 +354,49 @@ async def test_spinner_ticks_do_not_recompute_the_gauge(
         await pilot.pause()
         assert len(calls) == 1
         assert "renamed" in status(app)
+
+
+async def test_status_follows_store_events_while_idle_after_a_run(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    """Issue 11: after a reply, the status line kept listening (it used to overwrite Textual's
+    own ``_running`` flag, the signal dropped it, and it went stale for good)."""
+    llm.script(text("the answer"))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url, settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"a question", "enter")
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        assert app.query_one(StatusLine).is_running  # Textual's flag is untouched
+        # Idle now: store events still reach the status line.
+        app.store.append_session_info("renamed after the run")
+        await wait_for(pilot, lambda: "renamed after the run" in status(app))
+        app.store.branch("2eb29f80")  # a tree move
+        await wait_for(pilot, lambda: "branch 1 of 2" in status(app))
+        app.store.append_session_info("and again")
+        await wait_for(pilot, lambda: "and again" in status(app))
+
+
+async def test_branch_position_follows_appends_at_the_leaf(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "branch 2 of 2" in status(app))
+        store = app.store
+        leaf = store.leaf_id
+        # An append at the leaf (no children): same fork, same position.
+        store.append_message({"role": "user", "content": [{"type": "text", "text": "more"}]})
+        await pilot.pause()
+        assert "branch 2 of 2" in status(app)
+        # Back to the fork (two children), and a new entry there: a third branch, the newest.
+        assert leaf is not None
+        fork = store.node(leaf).parent
+        while fork is not None and len(store.tree_children(fork.id)) < 2:
+            fork = fork.parent
+        assert fork is not None
+        store.branch(fork.id)
+        await pilot.pause()
+        store.append_message({"role": "assistant", "content": [], "stopReason": "stop"})
+        await wait_for(pilot, lambda: "branch 3 of 3" in status(app))
+        assert store.branch_position().text() == "branch 3 of 3"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from textual.content import Content
 
 from pitui.compaction.prepare import projected_context_tokens
-from pitui.compaction.tokens import estimate_tokens
+from pitui.compaction.tokens import cache_hit_ratio, estimate_tokens
 from pitui.llm.models import ModelRef, model_info
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.oneline import entry_text
@@ -134,17 +134,6 @@ def usage_text(usage: Any) -> str | None:
         if _number(usage.get(key)) is not None
     ]
     return " · ".join(parts) if parts else None
-
-
-def cache_hit_ratio(usage: Any) -> float | None:
-    """The share of the prompt read from the provider's cache (None: no caching reported)."""
-    if not isinstance(usage, dict):
-        return None
-    read, write = _number(usage.get("cacheRead")) or 0, _number(usage.get("cacheWrite")) or 0
-    prompt = (_number(usage.get("input")) or 0) + read + write
-    if read + write <= 0 or prompt <= 0:
-        return None
-    return float(read / prompt)
 
 
 def cost_text(usage: Any) -> str | None:
