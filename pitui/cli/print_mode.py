@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -33,6 +32,7 @@ from pitui.agent.session import AgentError, AgentSession, RunResult
 from pitui.cli.agent_setup import build_agent
 from pitui.cli.session_args import open_session
 from pitui.config import load_settings
+from pitui.deepjson import dumps as json_dumps
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import message_text
 
@@ -87,7 +87,7 @@ class JsonPrinter:
         self.out = out
 
     def write(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.write(json_dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 
     def __call__(self, event: AgentEvent) -> None:
