@@ -20,7 +20,9 @@ def run_tui(args: argparse.Namespace) -> int:
         from pitui.ui.demo import run_demo
 
         return run_demo(settings)
-    store: SessionStore = open_session(args, cwd, settings)
+    # A session that cannot be written (held by another pitui, a full disk) opens read-only;
+    # the app says why in a notice.
+    store: SessionStore = open_session(args, cwd, settings, allow_read_only=True)
     folder = session_folder(args, cwd, settings)
     warnings = [str(w) for w in store.warnings] + list(settings.warnings)
 
