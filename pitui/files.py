@@ -44,11 +44,12 @@ class NotRegularFileError(OSError):
 
 
 def check_regular(path: str | os.PathLike[str]) -> os.stat_result | None:
-    """``stat`` of ``path`` (symlinks followed) or None if it does not exist; raises
-    :class:`NotRegularFileError` for anything but a regular file."""
+    """``stat`` of ``path`` (symlinks followed) or None if it does not exist or cannot be
+    looked at (the open that follows reports why); raises :class:`NotRegularFileError` for
+    anything but a regular file."""
     try:
         info = os.stat(path)
-    except FileNotFoundError:
+    except OSError:
         return None
     if not stat.S_ISREG(info.st_mode):
         raise NotRegularFileError(path, file_kind(info.st_mode))
