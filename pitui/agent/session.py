@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from pitui.agent.navigation import NavigateResult, navigate
 from pitui.agent.system_prompt import build_sections, system_patch
 from pitui.agent.tools import ToolContext, ToolResult, default_tools, execute
 from pitui.agent.tools.base import Tool
+from pitui.agent.tools.environment import pass_env_names, tool_environment
 from pitui.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -489,7 +491,8 @@ class AgentSession:
     def _context(self) -> ToolContext:
         if self._output_dir is None:
             self._output_dir = Path(tempfile.mkdtemp(prefix="pitui-output-"))
-        return ToolContext(cwd=self.cwd, output_dir=self._output_dir)
+        env = tool_environment(os.environ, pass_env_names(self.settings))
+        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, env=env)
 
     async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
         by_name = {tool.name: tool for tool in self.tools}

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pitui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult
+from pitui.agent.tools.environment import tool_environment
 
 log = logging.getLogger(__name__)
 
@@ -335,7 +336,7 @@ def _bash_path() -> str:
     return shutil.which("bash") or "/bin/bash"
 
 
-async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
+async def _spawn(command: str, cwd: Path, env: dict[str, str] | None) -> asyncio.subprocess.Process:
     """Start the shell. A cancellation during the start still kills what was started."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
@@ -343,6 +344,7 @@ async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
             "-c",
             command,
             cwd=cwd,
+            env=env if env is not None else tool_environment(os.environ, ()),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -373,15 +375,18 @@ async def run_command(
     output_dir: Path,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_output: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
 ) -> CommandResult:
     """Run ``command`` with ``bash -c`` (see the module docstring); never leaves it running.
 
-    ``on_output`` receives decoded output as it arrives. Raises :class:`ToolError` if the shell
-    cannot be started; :class:`asyncio.CancelledError` propagates after the group is killed.
+    ``env`` is the command's environment (default: pitui's without credential variables, see
+    :mod:`pitui.agent.tools.environment`). ``on_output`` receives decoded output as it arrives.
+    Raises :class:`ToolError` if the shell cannot be started; :class:`asyncio.CancelledError`
+    propagates after the group is killed.
     """
     if not cwd.is_dir():
         raise ToolError(f"The working directory {cwd} does not exist.")
-    proc = await _spawn(command, cwd)
+    proc = await _spawn(command, cwd, env)
     assert proc.stdout is not None
     window = OutputWindow(output_dir)
     reader = asyncio.create_task(_pump(proc.stdout, window, on_output))
@@ -488,7 +493,11 @@ class BashTool(Tool):
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise ToolError(f"The timeout must be a positive number of seconds, not {timeout}.")
         result = await run_command(
-            command, cwd=ctx.cwd, output_dir=ctx.output_dir, timeout=float(timeout)
+            command,
+            cwd=ctx.cwd,
+            output_dir=ctx.output_dir,
+            timeout=float(timeout),
+            env=ctx.command_env(),
         )
         details: dict[str, Any] = {
             "exitCode": result.exit_code,
