@@ -40,6 +40,8 @@ def run_tui(args: argparse.Namespace) -> int:
         startup_warnings=warnings,
         open_picker=bool(getattr(args, "resume", False)),
     )
-    code = app.run()
+    app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
+    app.run()
     sys.stdout.flush()
-    return int(code or 0)
+    # Textual sets return_code 1 when the app crashed: that must not look like success.
+    return app.return_code or 0

@@ -15,7 +15,13 @@ from textual.signal import Signal
 
 from pitui.agent.events import AgentEvent
 from pitui.session import SessionStore
-from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
+from pitui.session.events import (
+    EntriesReloaded,
+    EntryAppended,
+    FileChanged,
+    LeafMoved,
+    SessionEvent,
+)
 from pitui.ui import messages
 
 if TYPE_CHECKING:
@@ -46,6 +52,13 @@ class StoreBridge:
             self.publish(messages.EntryAppended(event.entry_id, event.parent_id))
         elif isinstance(event, LeafMoved):
             self.publish(messages.LeafMoved(event.old_leaf_id, event.new_leaf_id))
+        elif isinstance(event, EntriesReloaded):
+            # Another writer appended: every view reads the store again.
+            store = getattr(self.app, "store", None)
+            path = getattr(store, "path", None)
+            self.publish(messages.SessionSwitched(str(path) if path else None))
+        elif isinstance(event, FileChanged):
+            self.app.post_message(messages.FileChanged(event.kind, event.message, event.can_reopen))
 
     def on_agent_event(self, event: AgentEvent) -> None:
         self.publish(messages.AgentUpdate(event))

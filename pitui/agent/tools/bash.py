@@ -5,7 +5,12 @@ stdout and stderr merged, in a new session (so its own process group). On timeou
 cancellation the whole group gets SIGTERM, then SIGKILL after 2 seconds, and the shell is
 reaped. When the shell exits while background children still hold the output pipe open, they
 get 0.5 s to finish and are then stopped the same way; background children that redirected their
-output (``cmd > log 2>&1 &``) are left running.
+output (``cmd > log 2>&1 &``) are left running while pitui runs. When pitui goes away (exit,
+SIGTERM, SIGHUP, a closed terminal) every group it started that is still alive gets SIGKILL
+(:func:`kill_running_commands`): nothing is left behind.
+
+The command's environment is pitui's without credential variables (see
+:mod:`pitui.agent.tools.environment`).
 
 Output is streamed. Up to 2000 lines / 50 KB it is kept whole; beyond that the full output goes
 to a file (mode 0600) in ``ctx.output_dir`` as it arrives, and only the first 20% and the last 80%
@@ -15,6 +20,7 @@ of the budget are kept in memory, joined by ``... [N lines truncated] ...``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
 import logging
@@ -232,6 +238,33 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+_running_groups: set[int] = set()
+"""Process groups of commands started by this process and not yet known to be gone."""
+
+
+def kill_running_commands(sig: signal.Signals = signal.SIGKILL) -> int:
+    """Signal the process group of every command still running; returns how many.
+
+    The last guard when pitui itself is going away (SIGTERM, SIGHUP, a closed terminal, exit):
+    the commands run in their own sessions, so nothing else would stop them. Safe to call from
+    any thread or a signal handler.
+    """
+    groups = list(_running_groups)
+    for pgid in groups:
+        _signal_group(pgid, sig)
+    return len(groups)
+
+
+def _forget_finished_groups() -> None:
+    """Drop groups that are gone (so a recycled pid is never signalled later)."""
+    for pgid in list(_running_groups):
+        if not group_alive(pgid):
+            _running_groups.discard(pgid)
+
+
+atexit.register(kill_running_commands)
+
+
 def group_alive(pgid: int) -> bool:
     """Whether any process of group ``pgid`` is still running (zombies do not count)."""
     try:
@@ -386,7 +419,22 @@ async def run_command(
     """
     if not cwd.is_dir():
         raise ToolError(f"The working directory {cwd} does not exist.")
+    _forget_finished_groups()
     proc = await _spawn(command, cwd, env)
+    _running_groups.add(proc.pid)
+    try:
+        return await _supervise(proc, output_dir, timeout, on_output)
+    finally:
+        if proc.returncode is not None and not group_alive(proc.pid):
+            _running_groups.discard(proc.pid)
+
+
+async def _supervise(
+    proc: asyncio.subprocess.Process,
+    output_dir: Path,
+    timeout: float | None,
+    on_output: Callable[[str], None] | None,
+) -> CommandResult:
     assert proc.stdout is not None
     window = OutputWindow(output_dir)
     reader = asyncio.create_task(_pump(proc.stdout, window, on_output))
