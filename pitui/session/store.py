@@ -300,11 +300,17 @@ class SessionStore(EntryAppends):
     def raw_line(self, node: Node) -> bytes:
         """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
         if self._disk.has_stored_line(node):
+            self._sync_file(for_read=True)
             changed = self._disk.changed
-            if changed is not None and changed.kind in ("truncated", "modified"):
-                # The bytes at the old place may be anything now: only what parses is copied.
-                return codec.dumps_line(self.data(node))[:-1]
-            return self._disk.read_raw(node)
+            if changed is None or changed.kind in ("replaced", "deleted"):
+                # (A replaced or deleted file is still read whole from the descriptor we hold.)
+                raw = self._disk.read_raw(node)
+                if len(raw) == node.length:
+                    return raw
+                self._disk.check_read(node, None)  # shorter: the file was cut
+                self._file_changed()
+            # The bytes at the old place may be anything now: only what parses is copied.
+            return codec.dumps_line(self.data(node))[:-1]
         return codec.dumps_line(self.data(node))[:-1]
 
     # ------------------------------------------------------------------ the file changing
