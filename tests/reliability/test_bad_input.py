@@ -119,3 +119,16 @@ def test_store_refuses_paths_that_are_not_regular_files(name: str, tmp_path: Pat
     message = str(info.value)
     assert message.endswith(".") and "\n" not in message
     assert str(path) in message
+
+
+@pytest.mark.timeout(30)
+def test_listing_a_folder_with_special_files_never_blocks(tmp_path: Path) -> None:
+    from pitui.session.listing import find_most_recent, list_sessions, read_session_info
+
+    special = make_special(tmp_path)
+    real = tmp_path / "real.jsonl"
+    real.write_bytes(CASES["header_only"]())
+    assert [info.path for info in list_sessions([tmp_path])] == [str(real)]
+    assert find_most_recent(tmp_path) == real
+    for path in special.values():
+        assert read_session_info(path) is None
