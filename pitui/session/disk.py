@@ -261,23 +261,25 @@ class SessionDisk:
         all_nodes: Callable[[], Sequence[Node]],
         data_of: Callable[[Node], dict[str, Any]],
         warnings: list[LoadWarning],
-    ) -> None:
+    ) -> MoreLines | None:
         """Write ``node`` (or buffer it until the session has a user or assistant message).
 
-        The caller has called :meth:`sync` just before and found no change.
+        The caller has called :meth:`sync` just before and found no change. Returns lines
+        another writer appended in the instant between that check and this write (they come
+        before ``node`` in the file), or None.
         """
         if self.path is None:
-            return
+            return None
         if self.changed is not None:
             raise self.changed
         if not self.on_disk:
             pending = [*self._pending, node]
             if not any(n.type == "message" and n.role in CONVERSATION_ROLES for n in pending):
                 self._pending.append(node)
-                return
+                return None
             self._materialize(header, pending)
             self._pending = []
-            return
+            return None
         if self._lock is None:
             raise SessionWriteError(f"Could not save the session to {self.path}: it is not locked.")
         self._prepare_existing(header, all_nodes, data_of, warnings)
@@ -285,7 +287,13 @@ class SessionDisk:
         line = codec.dumps_line(node.data)
         prefix = b"\n" if self._tail.kind == "no_newline" else b""
         writer = self._ensure_writer()
+        believed = self._snapshot.size if self._snapshot is not None else self._end
         start = writer.append(prefix + line)
+        late: MoreLines | None = None
+        if start > believed and self._fd is not None and not prefix:
+            # Another writer appended after the check: its lines sit before ours.
+            late = read_more(self._fd, self.path, header, self._end, start, self._lines)
+            self._lines = late.lines
         self._tail = TailState()
         node.offset = start + len(prefix)
         node.length = len(line) - 1
@@ -293,6 +301,7 @@ class SessionDisk:
         node.line = self._lines
         self._after_write(start + len(prefix) + len(line))
         self.reopen_leaf_id = node.parent_id if node.hidden else node.id
+        return late
 
     def _after_write(self, end: int) -> None:
         """Remember the file as this process just left it."""

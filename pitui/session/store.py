@@ -350,10 +350,11 @@ class SessionStore(EntryAppends):
         self.read_only_reason = str(change)
         self._emit(FileChanged(change.kind, str(change), change.can_reopen))
 
-    def _adopt(self, more: MoreLines) -> None:
+    def _adopt(self, more: MoreLines, last_line: bool = True) -> None:
         """Add entries another writer appended: linked, indexed, labels and names applied.
 
-        The leaf stays where it is (the user's branch does not jump to the other writer's)."""
+        The leaf stays where it is (the user's branch does not jump to the other writer's).
+        ``last_line``: these are the file's last lines (else one of ours follows them)."""
         self.warnings.extend(more.warnings)
         added: list[Node] = []
         children_built = self._children_built
@@ -387,9 +388,10 @@ class SessionStore(EntryAppends):
         if not added:
             return
         last = self._nodes[-1]
-        self._disk.reopen_leaf_id = (
-            (last.parent.id if last.parent else None) if last.hidden else last.id
-        )
+        if last_line:
+            self._disk.reopen_leaf_id = (
+                (last.parent.id if last.parent else None) if last.hidden else last.id
+            )
         self._emit(EntriesReloaded(tuple(n.id for n in added if not n.hidden)))
 
     # ------------------------------------------------------------------ tree
@@ -651,7 +653,9 @@ class SessionStore(EntryAppends):
             node.hidden = True
         parent = self._by_id.get(entry["parentId"]) if entry["parentId"] is not None else None
         # Disk first: raises before anything changes in memory.
-        self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
+        late = self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
+        if late is not None:
+            self._adopt(late, last_line=False)
         old_leaf = self.leaf_id
         node.parent = parent
         # Depth stays unknown (-1) until someone asks, if the parent's is not known yet.

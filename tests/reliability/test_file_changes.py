@@ -371,3 +371,29 @@ def test_touching_the_file_is_not_a_change(tmp_path: Path) -> None:
     added = store.append_message(user("still fine"))
     store.close()
     assert file_ids(path) == ["e0", "e1", added]
+
+
+def test_a_line_appended_in_the_instant_before_ours_is_taken_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi writes between pitui's check of the file and pitui's own write."""
+    from pitui.session import writer as writer_module
+
+    path = tmp_path / "s.jsonl"
+    conversation(path, 2)
+    store = SessionStore.open(path)
+    real_append = writer_module.AppendWriter.append
+
+    def racing(self: Any, data: bytes) -> int:
+        pi_append(path, entry("racer", "e1", "pi, just in time"))
+        monkeypatch.setattr(writer_module.AppendWriter, "append", real_append)
+        return real_append(self, data)
+
+    monkeypatch.setattr(writer_module.AppendWriter, "append", racing)
+    mine = store.append_message(user("mine"))
+    assert "racer" in store
+    assert [n.id for n in store.nodes()] == ["e0", "e1", "racer", mine]
+    assert store.get(mine)["message"]["content"] == "mine"
+    store.close()
+    assert file_ids(path) == ["e0", "e1", "racer", mine]
+    assert json.loads(path.read_bytes().splitlines()[-1])["id"] == mine  # no leaf marker needed
