@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from typing import Any, TextIO
 
 from pitui.agent.events import (
@@ -167,6 +168,33 @@ class JsonPrinter:
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Ctrl+C, ``kill``/``timeout``, and a closed terminal: each aborts the run cleanly."""
+EXIT_DEADLINE = 3.0
+"""Seconds after a stop signal at which the process ends whatever still runs."""
+
+
+class _Deadline:
+    """After the first stop signal: end the process ``EXIT_DEADLINE`` seconds later unless
+    :meth:`cancel` is called first (the clean path finished)."""
+
+    timer: threading.Timer | None = None
+
+    @classmethod
+    def start(cls, code: int) -> None:
+        if cls.timer is None:
+            cls.timer = threading.Timer(EXIT_DEADLINE, _end_now, (code,))
+            cls.timer.daemon = True
+            cls.timer.start()
+
+    @classmethod
+    def cancel(cls) -> None:
+        if cls.timer is not None:
+            cls.timer.cancel()
+            cls.timer = None
+
+
+def _end_now(code: int) -> None:
+    kill_running_commands()
+    os._exit(code)
 
 
 async def _run_cancellable(agent: AgentSession, prompt: str) -> tuple[RunResult, int | None]:
@@ -190,6 +218,7 @@ async def _run_cancellable(agent: AgentSession, prompt: str) -> tuple[RunResult,
             task.cancel()
         if not received:
             received.append(signum)
+            _Deadline.start(128 + signum)
             stopping.append(asyncio.ensure_future(agent.stop()))
 
     for signum in STOP_SIGNALS:
@@ -239,4 +268,7 @@ def run_print(
             return 128 + signum if signum is not None else EXIT_ABORTED
         return EXIT_OK if result.error is None else EXIT_FAILED
     finally:
-        store.close()
+        try:
+            store.close()
+        finally:
+            _Deadline.cancel()
