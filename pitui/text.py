@@ -1,7 +1,8 @@
 """Pure text helpers every layer may use: JavaScript-compatible string measures (pi counts and
 cuts strings as JavaScript does) and the terminal-text sanitizer.
 
-Nothing here imports another pitui module, Rich, Textual or litellm.
+Nothing here imports another pitui module (but the pure ``pitui.deepjson``), Rich, Textual or
+litellm.
 
 Sanitizing: no untrusted text reaches a terminal with control sequences. :func:`strip_escapes`
 removes every escape sequence and control character (tabs and newlines stay);
@@ -12,9 +13,10 @@ writes, DCS, bells). :func:`terminal_line` is for plain-text command output.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from pitui.deepjson import dumps as deep_dumps
 
 # ----------------------------------------------------------------------------- JavaScript strings
 
@@ -71,11 +73,7 @@ def js_stringify(value: Any) -> str:
     """``JSON.stringify`` for plain JSON data (compact, non-ASCII kept, integral floats as ints)."""
     if value is None:
         return "null"
-    try:
-        return json.dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
-    except RecursionError:
-        # Absurdly deep data (a hostile session): a bounded stand-in, never a crash.
-        return '"[nested too deeply]"'
+    return deep_dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
 
 
 # ----------------------------------------------------------------------------- terminal text

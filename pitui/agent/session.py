@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,8 +33,15 @@ from pitui.agent.events import (
 )
 from pitui.agent.navigation import NavigateResult, navigate
 from pitui.agent.system_prompt import build_sections, system_patch
-from pitui.agent.tools import ToolContext, ToolResult, default_tools, execute
+from pitui.agent.tools import (
+    ToolContext,
+    ToolResult,
+    default_tools,
+    execute,
+    kill_running_commands,
+)
 from pitui.agent.tools.base import Tool
+from pitui.agent.tools.environment import pass_env_names, tool_environment
 from pitui.config.settings import Settings
 from pitui.errors import UserError
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
@@ -298,6 +306,23 @@ class AgentSession:
         """Stop the running reply and tools; the partial reply is stored as ``aborted``."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    async def stop(self, timeout: float = 0.8) -> bool:
+        """Abort and wait (at most ``timeout`` seconds) until the run has stored what it had:
+        the partial reply as ``aborted``, a cancelled result for a running tool. Commands that
+        ignore SIGTERM get SIGKILL halfway. True when the run ended in time.
+
+        The path every way of leaving pitui takes (Ctrl+Q, SIGTERM, SIGHUP, a closed terminal).
+        """
+        task = self._task
+        if task is None or task.done():
+            return True
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=timeout / 2)
+        if not done:
+            kill_running_commands()
+            done, _ = await asyncio.wait({task}, timeout=timeout / 2)
+        return bool(done)
 
     async def prompt(self, text: str, images: list[dict[str, Any]] | None = None) -> RunResult:
         """Run the agent on a new user message until the model stops (or fails, or is aborted)."""
@@ -574,7 +599,8 @@ class AgentSession:
     def _context(self) -> ToolContext:
         if self._output_dir is None:
             self._output_dir = Path(tempfile.mkdtemp(prefix="pitui-output-"))
-        return ToolContext(cwd=self.cwd, output_dir=self._output_dir)
+        env = tool_environment(os.environ, pass_env_names(self.settings))
+        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, env=env)
 
     async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
         by_name = {tool.name: tool for tool in self.tools}

@@ -60,8 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code.
 
-    Run as a program (``argv`` None), an inspection command leaves with ``os._exit`` once its
-    output is flushed: tearing down 200k entries would only add a tenth of a second.
+    Run as a program (``argv`` None), the TUI, print mode and the inspection commands leave with
+    ``os._exit`` once their output is flushed and the session closed: the interpreter's final
+    garbage collection of litellm's and Textual's objects takes seconds on a busy machine, and a
+    SIGTERM must end pitui within a second. Commands the bash tool started are stopped first
+    (``os._exit`` skips ``atexit``).
     """
     for stream in (sys.stdout, sys.stderr):
         # Session text can hold lone surrogates or odd bytes: never crash while printing it.
@@ -69,8 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
     code = _main(argv)
     if argv is None and _FAST_EXIT:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        bash = sys.modules.get("pitui.agent.tools.bash")
+        if bash is not None:
+            bash.kill_running_commands()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
         os._exit(code)
     return code
 
@@ -81,6 +88,8 @@ _FAST_EXIT: list[bool] = []
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        _FAST_EXIT.append(True)  # the TUI and print mode (see main)
     if args.command is None and args.print_prompt is None:
         from pitui.cli.tui import run_tui
 

@@ -69,8 +69,12 @@ def find_by_prefix(prefix: str, folder: Path, cwd: str) -> Path:
     return Path(candidates[0].path)
 
 
-def open_session(args: argparse.Namespace, cwd: str, settings: Settings) -> SessionStore:
-    """The store a run writes to. Refuses (CliError) a session another process has open."""
+def open_session(
+    args: argparse.Namespace, cwd: str, settings: Settings, *, allow_read_only: bool = False
+) -> SessionStore:
+    """The store a run writes to. Refuses (CliError) a session that cannot be written (another
+    process has it open, the disk is full), unless ``allow_read_only`` (the TUI shows it
+    read-only with a notice)."""
     folder = session_folder(args, cwd, settings)
     try:
         if args.no_session:
@@ -92,7 +96,7 @@ def open_session(args: argparse.Namespace, cwd: str, settings: Settings) -> Sess
             store = SessionStore.create(folder, cwd)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
-    if store.read_only:
+    if store.read_only and not allow_read_only:
         reason = store.read_only_reason or "it is open elsewhere"
         store.close()
         raise CliError(f"Cannot write to this session: {reason}")

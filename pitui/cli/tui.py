@@ -39,7 +39,9 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         from pitui.ui.demo import run_demo
 
         return run_demo(settings)
-    store: SessionStore = open_session(args, cwd, settings)
+    # A session that cannot be written (held by another pitui, a full disk) opens read-only;
+    # the app says why in a notice.
+    store: SessionStore = open_session(args, cwd, settings, allow_read_only=True)
     folder = session_folder(args, cwd, settings)
     warnings = [str(w) for w in store.warnings] + list(settings.warnings)
 
@@ -58,6 +60,8 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         open_picker=bool(getattr(args, "resume", False)),
         log_path=log_path,
     )
-    code = app.run()
+    app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
+    app.run()
     sys.stdout.flush()
-    return int(code or 0)
+    # Textual sets return_code 1 when the app crashed: that must not look like success.
+    return app.return_code or 0

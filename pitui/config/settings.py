@@ -72,6 +72,16 @@ class BranchSummarySettings(_Section, kw_only=True):
     reserve_tokens: Tokens = 16384
 
 
+class BashSettings(_Section, kw_only=True):
+    pass_env: list[str] = []
+    """Variables (names or ``fnmatch`` patterns) commands see even though they look like
+    credentials."""
+
+
+class ToolSettings(_Section, kw_only=True):
+    bash: BashSettings = msgspec.field(default_factory=BashSettings)
+
+
 class ModelSettings(_Section, kw_only=True):
     """``models["provider/model"]``: what litellm's table lacks or gets wrong for a model."""
 
@@ -108,6 +118,7 @@ class Settings(_Section, kw_only=True):
     compaction: CompactionConfig = msgspec.field(default_factory=CompactionConfig)
     branch_summary: BranchSummarySettings = msgspec.field(default_factory=BranchSummarySettings)
     models: dict[str, ModelSettings] = {}
+    tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     warnings: list[str] = msgspec.field(default_factory=list, name="~pitui~warnings")
 
     @classmethod

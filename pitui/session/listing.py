@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from pitui.files import open_regular
 from pitui.session import codec
 from pitui.session.ids import iso_to_ms, ms_to_iso
 from pitui.session.loader import BOM, read_header
@@ -52,11 +53,15 @@ class SessionInfo:
 
 
 def read_session_info(path: Path) -> SessionInfo | None:
-    """Summary of one file, or None when it is not a session (no header)."""
+    """Summary of one file, or None when it is not a session (no header) or not a regular
+    file (a FIFO in the folder must not block the listing)."""
     try:
-        mtime = os.stat(path).st_mtime * 1000
-        with open(path, "rb") as f:
-            return _scan(path, f, mtime)
+        fd, info = open_regular(path)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            return _scan(path, f, info.st_mtime * 1000)
     except OSError:
         return None
 

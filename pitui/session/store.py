@@ -7,6 +7,7 @@ second: if the write fails the store is unchanged and the caller gets ``SessionW
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import weakref
@@ -22,11 +23,22 @@ from pitui.session import codec
 from pitui.session.appends import EntryAppends
 from pitui.session.disk import SessionDisk
 from pitui.session.entries import new_header, session_file_name
-from pitui.session.errors import EntryNotFoundError, ReadOnlySessionError
-from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
-from pitui.session.ids import iso_to_ms
+from pitui.session.errors import (
+    EntryNotFoundError,
+    ReadOnlySessionError,
+    SessionChangedError,
+    SessionError,
+)
+from pitui.session.events import (
+    EntriesReloaded,
+    EntryAppended,
+    FileChanged,
+    LeafMoved,
+    SessionEvent,
+)
+from pitui.session.ids import iso_to_ms, new_entry_id
 from pitui.session.index import build_children, link_nodes
-from pitui.session.loader import LoadResult, LoadWarning, load_session_file
+from pitui.session.loader import LoadResult, LoadWarning, MoreLines, load_session_file
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
 from pitui.session.projection import (
     Projection,
@@ -128,8 +140,9 @@ class SessionStore(EntryAppends):
     ) -> SessionStore:
         """Open an existing session file. Never writes to it.
 
-        Raises :class:`SessionFileError` when it is missing, unreadable or not a session. When
-        another process holds it for writing, the store opens read-only and says why in
+        Raises :class:`SessionFileError` when it is missing, unreadable, not a regular file or
+        not a session. When it cannot be locked for writing (another process holds it, the disk
+        is full, the file is not writable) the store opens read-only and says why in
         ``read_only_reason``.
         """
         file_path = Path(path)
@@ -147,7 +160,7 @@ class SessionStore(EntryAppends):
     def _open(
         cls, file_path: Path, read_only: bool, folder: Path | None, cwd: str | None
     ) -> SessionStore:
-        load = load_session_file(file_path)
+        load = load_session_file(file_path, keep_open=True)
         header = load.header
         if header is None:
             # An empty (0-byte) file: a new session that will be written to this path.
@@ -162,13 +175,18 @@ class SessionStore(EntryAppends):
         return store
 
     def _take_lock(self) -> None:
-        holder = self._disk.take_lock()
-        if holder is not None:
-            self.read_only = True
+        """Lock the file; if it cannot be locked it is never written: read-only, with why."""
+        attempt = self._disk.take_lock()
+        if attempt.lock is not None:
+            return
+        self.read_only = True
+        if attempt.holder is not None:
             self.read_only_reason = (
-                f"This session is open in another pitui ({holder}); it is shown read-only. "
-                "Fork or clone it to continue here."
+                f"This session is open in another pitui ({attempt.holder}); it is shown "
+                "read-only. Fork or clone it to continue here."
             )
+        else:
+            self.read_only_reason = attempt.problem
 
     @classmethod
     def open_or_create(
@@ -277,7 +295,10 @@ class SessionStore(EntryAppends):
     def node(self, entry_id: str) -> Node:
         node = self._by_id.get(entry_id)
         if node is None:
-            raise EntryNotFoundError(entry_id)
+            self._sync_file()  # another writer may have appended it
+            node = self._by_id.get(entry_id)
+            if node is None:
+                raise EntryNotFoundError(entry_id)
         return node
 
     def get(self, entry_id: str) -> dict[str, Any]:
@@ -289,8 +310,23 @@ class SessionStore(EntryAppends):
         return self.data(node) if node is not None else None
 
     def data(self, node: Node) -> dict[str, Any]:
+        """The full entry of ``node``, parsed from its line on first use.
+
+        Raises :class:`SessionChangedError` (one sentence) if the line is no longer in the file
+        because another program truncated or rewrote it.
+        """
         if node.data is None:
-            node.data = codec.loads(self._disk.read_raw(node))
+            self._sync_file(for_read=True)
+            raw = self._disk.read_raw(node)
+            try:
+                data: Any = codec.loads(raw)
+            except ValueError:
+                data = None
+            problem = self._disk.check_read(node, data)
+            if problem is not None:
+                self._file_changed()
+                raise problem
+            node.data = data
         return node.data
 
     def read(self, node: Node) -> dict[str, Any]:
@@ -302,8 +338,99 @@ class SessionStore(EntryAppends):
     def raw_line(self, node: Node) -> bytes:
         """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
         if self._disk.has_stored_line(node):
-            return self._disk.read_raw(node)
+            self._sync_file(for_read=True)
+            changed = self._disk.changed
+            if changed is None or changed.kind in ("replaced", "deleted"):
+                # (A replaced or deleted file is still read whole from the descriptor we hold.)
+                raw = self._disk.read_raw(node)
+                if len(raw) == node.length:
+                    return raw
+                self._disk.check_read(node, None)  # shorter: the file was cut
+                self._file_changed()
+            # The bytes at the old place may be anything now: only what parses is copied.
+            return codec.dumps_line(self.data(node))[:-1]
         return codec.dumps_line(self.data(node))[:-1]
+
+    # ------------------------------------------------------------------ the file changing
+
+    @property
+    def file_change(self) -> SessionChangedError | None:
+        """How the file changed under this store (it is read-only since), or None."""
+        return self._disk.changed
+
+    def refresh(self) -> None:
+        """Look at the file now: take in what another writer appended, or notice that it was
+        replaced, truncated or deleted (subscribers get ``EntriesReloaded`` / ``FileChanged``)."""
+        self._sync_file()
+
+    def reopen(self) -> SessionStore:
+        """Close this store and open the file as it is now (after :attr:`file_change`)."""
+        if self.path is None:
+            raise SessionError("This session has no file to reopen.")
+        self.close()
+        return type(self).open(self.path, folder=self.folder, cwd=self.cwd)
+
+    def _sync_file(self, for_read: bool = False) -> None:
+        disk = self._disk
+        if disk.changed is not None:
+            return
+        more = disk.sync(self.header, for_read=for_read)
+        if more is not None:
+            self._adopt(more)
+        if disk.changed is not None:
+            self._file_changed()
+
+    def _file_changed(self) -> None:
+        change = self._disk.changed
+        if change is None or self.read_only_reason == str(change):
+            return
+        self.read_only = True
+        self.read_only_reason = str(change)
+        self._emit(FileChanged(change.kind, str(change), change.can_reopen))
+
+    def _adopt(self, more: MoreLines, last_line: bool = True) -> None:
+        """Add entries another writer appended: linked, indexed, labels and names applied.
+
+        The leaf stays where it is (the user's branch does not jump to the other writer's).
+        ``last_line``: these are the file's last lines (else one of ours follows them)."""
+        self.warnings.extend(more.warnings)
+        added: list[Node] = []
+        children_built = self._children_built
+        for node in more.nodes:
+            if node.id in self._by_id:
+                self.warnings.append(
+                    LoadWarning(node.line, f"entry {node.id} was appended again; ignored")
+                )
+                continue
+            parent = self._by_id.get(node.parent_id) if node.parent_id is not None else None
+            if node.parent_id is not None and parent is None:
+                self.warnings.append(
+                    LoadWarning(
+                        node.line,
+                        f"entry {node.id} has a missing parent {node.parent_id}; shown as a root",
+                    )
+                )
+            node.parent = parent
+            node.depth = 0 if parent is None else (parent.depth + 1 if parent.depth >= 0 else -1)
+            self._nodes.append(node)
+            self._by_id[node.id] = node
+            if parent is None:
+                self._roots.append(node)
+            elif children_built:
+                parent.add_child(node)
+            if node.type == "label":
+                self._apply_label(node)
+            elif node.type == "session_info":
+                self._apply_name(node)
+            added.append(node)
+        if not added:
+            return
+        last = self._nodes[-1]
+        if last_line:
+            self._disk.reopen_leaf_id = (
+                (last.parent.id if last.parent else None) if last.hidden else last.id
+            )
+        self._emit(EntriesReloaded(tuple(n.id for n in added if not n.hidden)))
 
     # ------------------------------------------------------------------ tree
 
@@ -413,13 +540,17 @@ class SessionStore(EntryAppends):
             self._children_built = True
 
     def _lift_hidden(self, nodes: list[Node]) -> list[Node]:
+        """``nodes`` with each hidden marker replaced by its children, in order (iterative: a
+        chain of thousands of markers is fine)."""
         if not any(n.hidden for n in nodes):
             return list(nodes)
+        self._ensure_children()
         out: list[Node] = []
-        for n in nodes:
+        stack: list[Node] = list(reversed(nodes))
+        while stack:
+            n = stack.pop()
             if n.hidden:
-                self._ensure_children()
-                out.extend(self._lift_hidden(n.children or []))
+                stack.extend(reversed(n.children or []))
             else:
                 out.append(n)
         return out
@@ -603,9 +734,17 @@ class SessionStore(EntryAppends):
 
     def _append(self, entry: dict[str, Any]) -> str:
         if self.read_only:
+            if self._disk.changed is not None:
+                raise self._disk.changed
             raise ReadOnlySessionError(
                 self.read_only_reason or "This session is open read-only; fork it to continue."
             )
+        # What another writer appended comes first; a file that changed otherwise stops here.
+        self._sync_file()
+        if self._disk.changed is not None:
+            raise self._disk.changed
+        if entry["id"] in self._by_id:  # the other writer took this id meanwhile
+            entry["id"] = new_entry_id(self._by_id)
         message = entry.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         node = make_node(
@@ -620,7 +759,9 @@ class SessionStore(EntryAppends):
             node.hidden = True
         parent = self._by_id.get(entry["parentId"]) if entry["parentId"] is not None else None
         # Disk first: raises before anything changes in memory.
-        self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
+        late = self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
+        if late is not None:
+            self._adopt(late, last_line=False)
         old_leaf = self.leaf_id
         node.parent = parent
         # Depth stays unknown (-1) until someone asks, if the parent's is not known yet.
@@ -666,7 +807,9 @@ class SessionStore(EntryAppends):
     # ------------------------------------------------------------------ closing
 
     def close(self) -> None:
-        """Release the file. If the leaf moved without an append, record it with a marker."""
+        """Release the file. If the leaf moved without an append, record it with a marker.
+
+        A file that changed underneath (see :attr:`file_change`) is left alone."""
         try:
             if (
                 not self.read_only
@@ -676,7 +819,9 @@ class SessionStore(EntryAppends):
                 leaf = self.leaf
                 entry = self._base("custom")
                 entry["customType"] = LEAF_MARKER_TYPE
-                self._append(entry)
+                # A changed file was reported once already; nothing may be written to it now.
+                with contextlib.suppress(SessionChangedError):
+                    self._append(entry)
                 self.leaf = leaf
         finally:
             self._disk.close()
@@ -689,14 +834,22 @@ class SessionStore(EntryAppends):
 
     # ------------------------------------------------------------------ copies
 
-    def save_copy(self, dest: str | os.PathLike[str]) -> None:
-        """Write header + every entry to ``dest``; stored lines are copied byte for byte."""
+    def save_copy(self, dest: str | os.PathLike[str]) -> int:
+        """Write header + every entry to ``dest`` (a new file); stored lines are copied byte for
+        byte. Returns how many entries could not be copied (0 unless the file was truncated or
+        rewritten by another program and their lines were never read)."""
         if self._header_raw and not self._disk.needs_rewrite:
             parts = [self._header_raw.removesuffix(b"\r") + b"\n"]
         else:
             parts = [codec.dumps_line(self.header)]
-        parts.extend(self.raw_line(n) + b"\n" for n in self._nodes)
+        lost = 0
+        for n in self._nodes:
+            try:
+                parts.append(self.raw_line(n) + b"\n")
+            except SessionChangedError:
+                lost += 1
         create_exclusive(Path(dest), b"".join(parts))
+        return lost
 
     def recent_user_texts(self, limit: int) -> list[str]:
         """The texts of the newest ``limit`` user messages on every branch, oldest first

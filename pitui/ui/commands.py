@@ -183,7 +183,7 @@ async def cmd_help(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_quit(ctx: CommandContext, arg: str) -> None:
-    ctx.app.exit()
+    await ctx.app.action_quit()  # the same clean path as Ctrl+Q
 
 
 COMMANDS: dict[str, Command] = {

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from typing import Any, ClassVar
@@ -40,6 +39,8 @@ from pitui.agent.events import (
     RunEnded,
     ToolStart,
 )
+from pitui.deepjson import clip
+from pitui.deepjson import dumps as json_dumps
 from pitui.session.node import Node, depth_of
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import content_images, content_text, is_conversation, tool_calls
@@ -419,11 +420,16 @@ def _clip(line: Text) -> Text:
     return clipped
 
 
+DISPLAY_DEPTH = 32
+"""Tool arguments nested deeper than this show ``…`` (JSON can come ~1,000 levels deep)."""
+
+
 def _argument_lines(name: str, arguments: Any, title: str = "") -> list[str]:
     """The call's arguments as text lines (``$ command`` for bash, ``key: value`` otherwise);
     a one-line value the title already shows in full is left out."""
     if not isinstance(arguments, dict):
-        return [strip_escapes(json.dumps(arguments, ensure_ascii=False))] if arguments else []
+        shown = clip(arguments, DISPLAY_DEPTH)
+        return [strip_escapes(json_dumps(shown, ensure_ascii=False))] if arguments else []
     lines: list[str] = []
     if name == "bash" and isinstance(arguments.get("command"), str):
         command = strip_escapes(arguments["command"]).split("\n")
@@ -437,9 +443,10 @@ def _argument_lines(name: str, arguments: Any, title: str = "") -> list[str]:
         if isinstance(value, str):
             text = value
         else:
-            text = json.dumps(value, ensure_ascii=False)
+            shown = clip(value, DISPLAY_DEPTH)  # hostile nesting: bounded, never a crash
+            text = json_dumps(shown, ensure_ascii=False)
             if len(text) > 80:
-                text = json.dumps(value, ensure_ascii=False, indent=2)
+                text = json_dumps(shown, ensure_ascii=False, indent=2)
         value_lines = strip_escapes(text).split("\n")
         if len(value_lines) == 1:
             if not (isinstance(value, str) and value and value in title):

@@ -8,7 +8,6 @@ Everything shown comes from the session file and is untrusted: it goes through `
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,8 @@ from textual.content import Content
 
 from pitui.compaction.prepare import projected_context_tokens
 from pitui.compaction.tokens import cache_hit_ratio, estimate_tokens
+from pitui.deepjson import clip
+from pitui.deepjson import dumps as json_dumps
 from pitui.llm.models import ModelRef, model_info
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.oneline import entry_text
@@ -115,7 +116,8 @@ def _fmt_int(value: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    # Bounded for hostile nesting (~1,000 levels): deeper parts show as "…".
+    return json_dumps(clip(value, 32), indent=2, ensure_ascii=False, default=str)
 
 
 def usage_text(usage: Any) -> str | None:
@@ -414,7 +416,7 @@ def message_preview(message: dict[str, Any]) -> str:
     if role == "assistant":
         text = message_text(message, " ")
         calls = [
-            f"{b.get('name')}({json.dumps(b.get('arguments'), ensure_ascii=False)})"
+            f"{b.get('name')}({json_dumps(clip(b.get('arguments'), 32), ensure_ascii=False)})"
             for b in tool_calls(message)
         ]
         if calls:
