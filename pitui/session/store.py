@@ -261,6 +261,13 @@ class SessionStore(EntryAppends):
             node.data = codec.loads(self._disk.read_raw(node))
         return node.data
 
+    def stored_span(self, node: Node) -> tuple[int, int] | None:
+        """``(offset, length)`` of ``node``'s line in :attr:`path` when the file holds it exactly
+        as it is (for bulk readers such as :class:`pitui.session.line_reader.LineReader`)."""
+        if self._disk.has_stored_line(node):
+            return node.offset, node.length
+        return None
+
     def raw_line(self, node: Node) -> bytes:
         """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
         if self._disk.has_stored_line(node):

@@ -46,10 +46,10 @@ async def cmd_tree(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_context(ctx: CommandContext, arg: str) -> None:
-    from pitui.ui.screens.tree_browser import TreeBrowserScreen
+    from pitui.ui.screens.tree_browser import tree_browser
 
     after = getattr(ctx.screen, "_after_tree", None)  # puts a selected prompt in the editor
-    ctx.app.push_screen(TreeBrowserScreen(initial_tab="context"), after)
+    ctx.app.push_screen(tree_browser(ctx.app, initial_tab="context"), after)
 
 
 async def cmd_fork(ctx: CommandContext, arg: str) -> None:

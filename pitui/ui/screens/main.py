@@ -108,9 +108,9 @@ class MainScreen(UsesApp, Screen[None]):
             self.notify("Aborted.", timeout=2)
 
     def action_tree(self) -> None:
-        from pitui.ui.screens.tree_browser import TreeBrowserScreen
+        from pitui.ui.screens.tree_browser import tree_browser
 
-        self.app.push_screen(TreeBrowserScreen(), self._after_tree)
+        self.app.push_screen(tree_browser(self.pitui), self._after_tree)
 
     def _after_tree(self, editor_text: str | None) -> None:
         """The tree browser returns the text of a selected user message (edit and resubmit)."""
