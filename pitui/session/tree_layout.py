@@ -317,7 +317,8 @@ class TreeLayout:
         self._dirty = False
         self._gutters.clear()
 
-    def _index(self) -> None:
+    def ensure_indexed(self) -> None:
+        """Reindex if something changed (lines, rows and levels are read after this)."""
         if self._dirty:
             self.reindex()
 
@@ -327,18 +328,18 @@ class TreeLayout:
 
     @property
     def line_count(self) -> int:
-        self._index()
+        self.ensure_indexed()
         return self._count
 
     @property
     def row_count(self) -> int:
         """Rows, folds ignored."""
-        self._index()
+        self.ensure_indexed()
         return self._rows
 
     def at(self, line: int) -> tuple[Segment, int]:
         """The segment and index of display line ``line`` (0 ≤ line < line_count)."""
-        self._index()
+        self.ensure_indexed()
         i = bisect_right(self._lines, line) - 1
         return self._order[i], line - self._lines[i]
 
@@ -348,7 +349,7 @@ class TreeLayout:
 
     def line_of(self, seg: Segment, k: int) -> int | None:
         """Display line of ``seg.nodes[k]``, None when a fold hides it."""
-        self._index()
+        self.ensure_indexed()
         if seg.line < 0 or (seg.folded and k > 0):
             return None
         return seg.line + k
@@ -590,23 +591,6 @@ class TreeLayout:
             return parent, joined - 1
         return parent, len(parent.nodes) - 1
 
-    def copy(self) -> TreeLayout:
-        """An independent copy (for a worker thread to read while this one changes)."""
-        out = TreeLayout(self.shown, self.leaf)
-        out.built_from = self.built_from
-        out.order_exact = self.order_exact
-        mapping: dict[Segment, Segment] = {self.root: out.root}
-        for seg in self.segments():
-            assert seg.parent is not None
-            twin = Segment(seg.nodes.copy(), mapping[seg.parent])
-            twin.folded = seg.folded
-            twin.path = seg.path
-            mapping[seg] = twin
-            mapping[seg.parent].children.append(twin)
-            out.heads[seg.nodes[0].id] = twin
-        out._path_segs = [mapping[seg] for seg in self._path_segs]
-        return out
-
     def path_first(self) -> bool:
         """Is every segment of the active path the first of its siblings (as a fresh build
         orders them)? False after the leaf moved into a later branch."""
@@ -637,8 +621,12 @@ class TreeLayout:
 
     def restrict(self, keep: Callable[[Node], bool], *, tick: Tick | None = None) -> TreeLayout:
         """The layout of the rows ``keep`` admits (a search): same order, each kept row under
-        its nearest kept ancestor. One pass over the rows, nothing else is walked."""
-        self._index()
+        its nearest kept ancestor. One pass over the rows, nothing else is walked.
+
+        Only reads this layout (a worker thread may run it while the UI reads it too); it must
+        be indexed (:meth:`ensure_indexed`) and must not change meanwhile."""
+        if self._dirty:
+            raise RuntimeError("restrict() needs an indexed layout")
         out = TreeLayout(lambda n, leaf: self.shown(n, leaf) and keep(n), self.leaf)
         root, heads = out.root, out.heads
         top = _Frame(root)

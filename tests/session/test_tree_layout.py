@@ -47,9 +47,7 @@ def reference_rows(store: SessionStore, shown: Callable[[Node, Node | None], boo
         if node is None:
             kids = sorted(store.roots(), key=lambda n: place[n.id])
         else:
-            kids = sorted(
-                store.children(node.id), key=lambda n: (timestamp_key(n), place[n.id])
-            )
+            kids = sorted(store.children(node.id), key=lambda n: (timestamp_key(n), place[n.id]))
         return [k for k in kids if k.id in path] + [k for k in kids if k.id not in path]
 
     def shown_children(node: Node | None) -> list[Node]:
@@ -242,7 +240,7 @@ def test_appends_and_leaf_moves_follow_incrementally(
     rnd = random.Random(seed)
     path = write(tmp_path / f"i{seed}.jsonl", random_entries(rnd, count))
     store = SessionStore.open(path)
-    mode = rnd.choice(FILTER_MODES[:2] + ("all",))
+    mode = rnd.choice((*FILTER_MODES[:2], "all"))
     shown = make_filter(store, mode)
     layout = TreeLayout.build(store, shown)
     rebuilds = 0

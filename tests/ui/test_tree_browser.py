@@ -479,7 +479,7 @@ async def test_folding_and_segment_jumps(app_factory: Callable[..., PituiApp]) -
         await pilot.press("left")  # a root with children folds
         assert tree.is_folded(SYSTEM)
         assert tree.row_count == 1
-        assert tree.row_text(0) == "› ⊞ • [system]"
+        assert tree.row_text(0) == "› ⊞ • [system]  ← leaf is inside (folded)"
         await pilot.press("down")  # wraps to the only row
         assert tree.cursor_entry_id == SYSTEM
         await pilot.press("left")  # a folded root stays

@@ -22,8 +22,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Footer
 
 from pitui.compaction.branch import collect_branch_entries
 from pitui.session.errors import EntryNotFoundError, SessionError
@@ -62,6 +64,18 @@ def tree_browser(app: PituiApp, initial_tab: str = "entry") -> TreeBrowserScreen
     screen.initial_tab = initial_tab if initial_tab in TABS else "entry"
     screen.reopening = screen.is_mounted
     return screen
+
+
+class TreeStatus(Widget):
+    """The line under the tree (``(i/N)``, filter, search, progress). Repainting it never
+    re-lays out the screen (a ``Static`` update would, on every key)."""
+
+    DEFAULT_CSS: ClassVar[str] = "TreeStatus { height: 1; }"
+
+    text: reactive[str] = reactive("", layout=False)
+
+    def render(self) -> Content:
+        return Content(self.text)
 
 
 def copyable_text(entry: dict[str, Any]) -> str:
@@ -148,7 +162,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             column.border_title = "Session tree"
             with column:
                 yield SessionTree(mode=self._filter_mode(), id="session-tree")
-                yield Static(Content(""), id="tree-status", markup=False)
+                yield TreeStatus(id="tree-status")
             details = DetailsPane(tab=self.initial_tab, id="tree-details")  # type: ignore[arg-type]
             details.display = self._details_wanted(self.app.size.width)
             yield details
@@ -195,7 +209,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             self.session_tree.focus()
 
     def _update_status(self) -> None:
-        self.query_one("#tree-status", Static).update(Content(self.session_tree.status_text()))
+        self.query_one(TreeStatus).text = self.session_tree.status_text()
 
     # ------------------------------------------------------------------ store events
 
@@ -218,7 +232,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         event.stop()
         details = self.details
         if details.display:
-            details.show(event.entry_id)
+            # After the tree has painted the cursor: the details of a long entry take longer.
+            self.call_after_refresh(details.show, event.entry_id)
         self._update_status()
 
     @on(SessionTree.Changed)

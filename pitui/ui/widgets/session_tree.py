@@ -206,6 +206,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self.tokens = tokens
             self.layout = layout
 
+    class _Released(Message):
+        """A search worker no longer reads the rows (finished or cancelled)."""
+
+        def __init__(self, key: tuple[Any, ...]) -> None:
+            super().__init__()
+            self.key = key
+
     class _Progress(Message):
         def __init__(self, key: tuple[Any, ...], text: str) -> None:
             super().__init__()
@@ -236,7 +243,10 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._build_key: tuple[Any, ...] | None = None
         self._search_key: tuple[Any, ...] | None = None
         self._during_build: list[tuple[str, str | None]] = []
-        self._during_search: list[tuple[str, str | None]] = []
+        """Store events since a layout worker started (applied to its layout when it ends)."""
+        self._readers: set[tuple[Any, ...]] = set()
+        """Search workers reading the rows; store events are held until there are none."""
+        self._held: list[tuple[str, str | None]] = []
         self._progress: str | None = None
         self._generation = 0
         self._cursor = -1
@@ -386,6 +396,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._typing = False
         self._found = None
         self._layout = None
+        self._held = []
         self.rebuild()
 
     def reset(self, mode: str) -> None:
@@ -515,49 +526,55 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """The leaf moved to ``new_leaf_id`` (default: where the store's leaf is now): the
         path marks follow (no rebuild unless rows change). Events are applied in the order
         they happened, so the id of each move matters, not where the leaf is by then."""
-        if self._build_key is not None:
-            self._during_build.append(("leaf", None))
-        if self._search_key is not None:
-            self._during_search.append(("leaf", None))
         if new_leaf_id is UNSET_LEAF:
             leaf = self.store.leaf
-        else:
-            leaf = self._node(new_leaf_id) if new_leaf_id is not None else None
-        rebuild = False
-        for layout in (self._layout, self._found):
-            if layout is not None and not layout.move_leaf(leaf):
-                rebuild = True
-        if rebuild:
-            self.rebuild()
-            return
-        self._after_change()
+            new_leaf_id = leaf.id if leaf is not None else None
+        self._event(("leaf", new_leaf_id))
 
     def entry_appended(self, entry_id: str) -> None:
         """An entry was appended: it joins the rows in place (a label restyles its target)."""
-        node = self._node(entry_id)
-        if node is None:
-            return
+        self._event(("append", entry_id))
+
+    def _event(self, event: tuple[str, str | None]) -> None:
         if self._build_key is not None:
-            self._during_build.append(("append", entry_id))
-        if self._search_key is not None:
-            self._during_search.append(("append", entry_id))
+            self._during_build.append(event)
+        if self._readers:
+            # A search worker reads the rows: they change once it is done.
+            self._held.append(event)
+            return
+        if self._apply(event):
+            self._after_change()
+
+    def _apply(self, event: tuple[str, str | None]) -> bool:
+        """Apply one store event to the rows (and the search results); False if it started a
+        rebuild or a new search instead."""
+        kind, entry_id = event
+        node = self._node(entry_id) if entry_id is not None else None
+        if kind == "leaf":
+            for layout in (self._layout, self._found):
+                if layout is not None and not layout.move_leaf(node):
+                    self.rebuild()
+                    return False
+            return True
+        if node is None:
+            return True
         if node.type == "label":
             target = self.store.data(node).get("targetId")
             if isinstance(target, str):
                 self._texts.pop(target, None)
                 if self._mode == "labeled-only":
                     self.rebuild()
-                    return
+                    return False
                 if self._tokens:
+                    if self._layout is not None:
+                        self._layout.appended(node)
                     self._search_again()
-        rebuild = False
+                    return False
         for layout in (self._layout, self._found):
             if layout is not None and not layout.appended(node):
-                rebuild = True
-        if rebuild:
-            self.rebuild()
-            return
-        self._after_change()
+                self.rebuild()
+                return False
+        return True
 
     # ------------------------------------------------------------------ building
 
@@ -621,14 +638,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._during_build = []
         self._layout = layout
         for kind, entry_id in events:
-            if kind == "append" and entry_id is not None:
-                node = self._node(entry_id)
-                if node is not None and not layout.appended(node):
-                    self.rebuild()
-                    return
-        if layout.leaf is not self.store.leaf and not layout.move_leaf(self.store.leaf):
-            self.rebuild()
-            return
+            node = self._node(entry_id) if entry_id is not None else None
+            ok = layout.move_leaf(node) if kind == "leaf" else node is None or layout.appended(node)
+            if not ok:
+                self.rebuild()
+                return
         self._set_progress(None)
         if self._tokens:
             self._found = None
@@ -647,13 +661,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._generation += 1
         key = (self._generation, tuple(tokens))
         self._search_key = key
-        self._during_search = []
         self._search_started = time.perf_counter()
         self._set_progress("searching…")
-        snapshot = base.copy()  # the worker reads this while the rows follow appends
+        base.ensure_indexed()  # the worker only reads (store events wait until it is done)
+        self._readers.add(key)
         store = self.store
         self.run_worker(
-            lambda: self._search_thread(key, store, snapshot, tokens),
+            lambda: self._search_thread(key, store, base, tokens),
             thread=True,
             group="tree-search",
             exclusive=True,
@@ -668,34 +682,37 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         reader = LineReader(store)
         try:
             found = base.restrict(Matcher(store, tokens, reader.line), tick=tick)
+            found.reindex()
+            self.post_message(self._Found(key, tokens, found))
         except _Cancelled:
-            return
+            pass
         finally:
             reader.close()
-        found.reindex()
-        self.post_message(self._Found(key, tokens, found))
+            self.post_message(self._Released(key))
 
     def on_session_tree__found(self, message: SessionTree._Found) -> None:
         message.stop()
         if message.key != self._search_key:
             return
-        found = message.layout
-        events = self._during_search
         self._search_key = None
-        self._during_search = []
-        for kind, entry_id in events:
-            node = self._node(entry_id) if entry_id is not None else None
-            if kind == "append" and node is not None and not found.appended(node):
-                self._search_again()
-                return
-        if found.leaf is not self.store.leaf and not found.move_leaf(self.store.leaf):
-            self._search_again()
-            return
         self.search_seconds = time.perf_counter() - self._search_started
-        self._found = found
+        self._found = message.layout
         self._found_tokens = message.tokens
         self._set_progress(None)
-        self._show(found)
+        self._show(message.layout)
+
+    def on_session_tree__released(self, message: SessionTree._Released) -> None:
+        """A search worker stopped reading the rows: apply the store events held meanwhile
+        (to the rows and to its results alike)."""
+        message.stop()
+        self._readers.discard(message.key)
+        if self._readers or not self._held:
+            return
+        held, self._held = self._held, []
+        for event in held:
+            if not self._apply(event):
+                return
+        self._after_change()
 
     def on_session_tree__progress(self, message: SessionTree._Progress) -> None:
         message.stop()
@@ -892,7 +909,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def _refresh_line(self, line: int) -> None:
         top = self.scroll_offset.y
         if top <= line < top + self.size.height:
-            self.refresh_line(line - top)
+            self.refresh_line(line)
 
     # ------------------------------------------------------------------ cursor
 
