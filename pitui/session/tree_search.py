@@ -78,8 +78,9 @@ def _has_digit(token: str) -> bool:
 
 def _peek(store: SessionStore, node: Node, read: Read) -> dict[str, Any]:
     """The entry object, without keeping it parsed (the store caches what it parses)."""
-    if node.data is not None:
-        return node.data  # type: ignore[no-any-return]
+    data: Any = node.data
+    if isinstance(data, dict):
+        return data
     try:
         data = codec.loads(read(node))
     except (ValueError, OSError):

@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from pitui.session import SessionStore
 from pitui.session.flatten import FILTER_MODES, Row, flatten, iter_rows, make_filter
+from pitui.session.line_reader import LineReader
 from pitui.session.node import Node
 from pitui.session.tree_layout import TreeLayout, timestamp_key
+from pitui.session.tree_search import Matcher, matches_exactly, search_text
 
 Key = tuple[str, str, str, bool]
 
@@ -282,3 +284,134 @@ def test_appends_and_leaf_moves_follow_incrementally(
         layout.reindex()
         assert layout.line_count == len(want)
     store.close()
+
+
+# ----------------------------------------------------------------------------- subsets, search
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10_000), count=st.integers(1, 60))
+def test_a_subset_keeps_the_order_and_nests_under_the_nearest_kept_row(
+    tmp_path: Path, seed: int, count: int
+) -> None:
+    rnd = random.Random(seed)
+    store = SessionStore.open(
+        write(tmp_path / f"k{seed}.jsonl", random_entries(rnd, count)), read_only=True
+    )
+    shown = make_filter(store, rnd.choice(FILTER_MODES))
+    layout = TreeLayout.build(store, shown)
+    layout.ensure_indexed()
+    kept = {n.id for n in store.nodes() if rnd.random() < 0.4}
+    subset = layout.restrict(lambda n: n.id in kept)
+    assert layout_keys(subset) == reference_rows(
+        store, lambda n, leaf: shown(n, leaf) and n.id in kept
+    )
+
+
+NASTY = [
+    "plain words here",
+    "brackets [x] (y) {z} and a: colon",
+    "home /root/src/app.py and ~/tilde",
+    "ünïcödé İstanbul KELVIN \u212a",
+    "escape \x1b[31mred\x1b[0m joined",
+    'quote " and backslash \\ slash /',
+    "tab\tnew\nline",
+    "numbers 12 345 6789",
+    "x" * 300 + " far away",
+]
+
+
+def search_entries(rnd: random.Random, count: int) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for i in range(count):
+        base: dict[str, Any] = {
+            "id": f"s{i:03d}",
+            "parentId": f"s{i - 1:03d}" if i else None,
+            "timestamp": TIMESTAMPS[0],
+        }
+        text = rnd.choice(NASTY)
+        kind = rnd.choice(["user", "assistant", "call", "result", "bash", "other"])
+        if kind == "user":
+            base |= {"type": "message", "message": {"role": "user", "content": text}}
+        elif kind == "assistant":
+            blocks = [{"type": "text", "text": text}]
+            base |= {"type": "message", "message": {"role": "assistant", "content": blocks}}
+        elif kind == "call":
+            args = rnd.choice(
+                [
+                    {"path": "/root/src/app.py", "offset": 10, "limit": 20},
+                    {"command": text},
+                    {"pattern": "fo+", "path": "/tmp"},
+                    {"weird": text},
+                ]
+            )
+            name = rnd.choice(["read", "bash", "grep", "mystery"])
+            call = {"type": "toolCall", "id": f"c{i}", "name": name, "arguments": args}
+            base |= {"type": "message", "message": {"role": "assistant", "content": [call]}}
+        elif kind == "result":
+            message = {
+                "role": "toolResult",
+                "toolCallId": f"c{i - 1}",
+                "toolName": "read",
+                "content": [{"type": "text", "text": text}],
+            }
+            base |= {"type": "message", "message": message}
+        elif kind == "bash":
+            message = {"role": "bashExecution", "command": text, "output": "out"}
+            base |= {"type": "message", "message": message}
+        else:
+            base |= rnd.choice(
+                [
+                    {"type": "compaction", "summary": text, "tokensBefore": 12345},
+                    {"type": "branch_summary", "summary": text, "fromId": "s000"},
+                    {"type": "session_info", "name": text},
+                    {"type": "model_change", "provider": "p", "modelId": "gpt-9"},
+                    {"type": "custom_message", "customType": "note", "content": text},
+                ]
+            )
+        entries.append(base)
+    return entries
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10_000))
+def test_the_search_prefilter_never_drops_a_match(tmp_path: Path, seed: int) -> None:
+    rnd = random.Random(seed)
+    path = write(tmp_path / f"q{seed}.jsonl", search_entries(rnd, 30))
+    store = SessionStore.open(path)
+    nodes = list(store.nodes())
+    store.append_label(rnd.choice(nodes).id, rnd.choice(["plan-B", "Ünï", "x[1]"]))
+    nodes = list(store.nodes())
+    tokens: list[str] = []
+    for node in rnd.sample(nodes, 8):
+        text = search_text(store, node)
+        start = rnd.randrange(len(text))
+        token = text[start : start + rnd.randint(1, 10)].split()
+        if token:
+            tokens.append(token[0])
+    tokens += ["zz", "12k", "~/src/app.py:10-29]", "[read:", "redjoined", "i̇stanbul", "k"]
+    with LineReader(store) as reader:
+        for token in tokens:
+            for query in ([token], [token, rnd.choice(tokens)]):
+                matcher = Matcher(store, query, reader.line)
+                for node in nodes:
+                    assert matcher(node) == matches_exactly(store, node, query), (query, node.id)
+    store.close()
+
+
+def test_a_rare_word_is_found_without_parsing_every_entry(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    store = open_copy(fixtures_dir, "pi-v1-large-session.jsonl", tmp_path)
+    nodes = list(store.nodes())
+    with LineReader(store) as reader:
+        matcher = Matcher(store, ["zqnothere"], reader.line)
+        assert not any(matcher(n) for n in nodes)
+        assert matcher.parsed_count == 0
+        common = Matcher(store, ["the"], reader.line)
+        hits = [n for n in nodes if common(n)]
+        assert hits == [n for n in nodes if matches_exactly(store, n, ["the"])]

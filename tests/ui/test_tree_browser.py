@@ -804,3 +804,119 @@ async def test_deep_trees_render_and_navigate(app_factory: Callable[..., PituiAp
         assert tree.hscroll == 0
         await pilot.press("end", "left", "left")
         assert tree.cursor_entry_id is not None
+
+
+# ---------------------------------------------------------------------------------- 80x24
+
+
+def footer_text(app: PituiApp) -> str:
+    from textual.widgets import Footer
+
+    footer = app.screen.query_one(Footer)
+    return " ".join(str(key.render()) for key in footer.query("FooterKey"))
+
+
+async def test_at_80x24_the_details_start_hidden_and_d_toggles_them(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        assert not details.display
+        assert tree.size.width >= 74  # the tree has the width (was ~44 columns)
+        await pilot.press("d")
+        await pilot.pause()
+        assert details.display
+        await wait_for(pilot, lambda: details.entry_id == LEAF)
+        await pilot.press("d")
+        await pilot.pause()
+        assert not details.display
+        assert app.focused is tree
+    async with app_factory("pi-v3-branches.jsonl", model=None).run_test(size=SIZE) as pilot:
+        await open_tree(pilot)
+        assert pilot.app.screen.query_one(DetailsPane).display  # wide: shown
+
+
+async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = await open_tree(pilot)
+        footer = app.screen.query_one("Footer")
+        first = footer.query("FooterKey").first()
+        assert "esc" in str(first.render()) and "Close" in str(first.render())
+        assert first.region.right <= 80  # on screen
+        await pilot.press("slash", "t")
+        await settle(pilot, tree)
+        await pilot.pause()
+        assert "Clear search" in str(footer.query("FooterKey").first().render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "Close" in str(footer.query("FooterKey").first().render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+
+
+async def test_the_leaf_marker_is_never_cropped(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    long = "a long prompt " * 20
+    app.store.append_message({"role": "user", "content": long})
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = await open_tree(pilot)
+        line = tree.cursor_line
+        assert tree.row_text(line).endswith("  ← leaf")
+        width = tree.size.width
+        strip = tree.render_line(line - tree.scroll_offset.y)
+        drawn = "".join(segment.text for segment in strip)
+        assert len(drawn) == width
+        assert drawn.rstrip().endswith("← leaf")
+        assert "a long prompt" in drawn  # the text is cut, not the marker
+
+
+async def test_a_filtered_out_leaf_is_said_to_be_below_its_row(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    app.store.append_label(SIMPLE, "keep")  # a label entry: the new leaf, hidden by default
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        assert tree.cursor_entry_id == LEAF
+        assert tree.row_text(tree.cursor_line).endswith("← leaf is just below (hidden)")
+        await pilot.press("ctrl+a")  # all entries: the label entry itself is the leaf row
+        await settle(pilot, tree)
+        leaf = app.store.leaf_id
+        assert leaf is not None
+        line = tree.line_of(leaf)
+        assert line is not None
+        assert tree.row_text(line).endswith("[label: keep]  ← leaf")
+        await pilot.press("ctrl+a", "slash", *"keep", "enter")  # back to default; a search
+        await settle(pilot, tree)
+        status = str(app.screen.query_one("#tree-status").render())
+        assert tree.visible_ids() == [SIMPLE]  # the label matches; the leaf is elsewhere
+        assert status == "(1/1) /keep · the leaf is hidden by the search"
+
+
+async def test_reopening_starts_afresh_and_follows_what_happened_meanwhile(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        first_screen = app.screen
+        await pilot.press("left", "left")  # a fold
+        await pilot.press("slash", *"tie")
+        await settle(pilot, tree)
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        new = app.store.append_message({"role": "user", "content": "while closed"})
+        tree = await open_tree(pilot)
+        assert app.screen is first_screen  # the same browser, kept
+        assert tree.search_query == "" and not tree.searching
+        assert not tree.is_folded(TIE2)
+        assert tree.cursor_entry_id == new  # the new leaf
+        assert tree.row_text(tree.cursor_line).endswith("• user: while closed  ← leaf")
+        assert str(app.screen.query_one("#tree-status").render()) == (
+            f"({tree.cursor_line + 1}/{len(DEFAULT_ORDER) + 1})"
+        )
