@@ -23,7 +23,6 @@ Pure: no Textual. Iterative throughout (chains can be 100k entries deep).
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from itertools import islice, repeat
 from operator import attrgetter, is_
@@ -66,7 +65,7 @@ def shown_parent(node: Node) -> Node | None:
 class Segment:
     """A chain of shown entries; its children start where its last entry branches."""
 
-    __slots__ = ("children", "folded", "level", "line", "nodes", "parent", "path", "row", "size")
+    __slots__ = ("children", "folded", "level", "nodes", "parent", "path", "row", "size", "slot")
 
     def __init__(self, nodes: list[Node], parent: Segment | None) -> None:
         self.nodes = nodes
@@ -76,8 +75,8 @@ class Segment:
         self.path = 0
         """How many of the first entries are on the root → leaf path."""
         # Display index (TreeLayout.reindex):
-        self.line = -1
-        """First display line, -1 when a folded ancestor hides it."""
+        self.slot = -1
+        """Index among the segments on display (-1 when a folded ancestor hides it)."""
         self.level = 0
         """Gutter columns before the head's connector."""
         self.row = 0
@@ -133,7 +132,9 @@ class TreeLayout:
         self._path_segs: list[Segment] = []
         """Segments with entries on the path, deepest first."""
         self._order: list[Segment] = []
-        self._lines: list[int] = []
+        self._lines = _Counts([])
+        """Display lines per segment on display (a Fenwick tree: appends update it in O(log))."""
+        self._rows_dirty = True
         self._count = 0
         self._rows = 0
         self._dirty = True
@@ -279,7 +280,7 @@ class TreeLayout:
     def reindex(self) -> None:
         """Recompute lines, rows and levels (after a change; cheap: one pass over segments)."""
         order: list[Segment] = []
-        lines: list[int] = []
+        counts: list[int] = []
         line = 0
         row = 0
         visited: list[Segment] = []
@@ -295,12 +296,13 @@ class TreeLayout:
             row += count
             seg.level = level
             if hidden:
-                seg.line = -1
+                seg.slot = -1
             else:
-                seg.line = line
+                seg.slot = len(order)
                 order.append(seg)
-                lines.append(line)
-                line += 1 if seg.folded else count
+                shown = 1 if seg.folded else count
+                counts.append(shown)
+                line += shown
             kids = seg.children
             if kids:
                 child_level = level + 1 if seg.branch else level
@@ -311,16 +313,38 @@ class TreeLayout:
             kids = seg.children
             seg.size = (kids[-1].row + kids[-1].size - seg.row) if kids else len(seg.nodes)
         self._order = order
-        self._lines = lines
+        self._lines = _Counts(counts)
         self._count = line
         self._rows = row
         self._dirty = False
+        self._rows_dirty = False
         self._gutters.clear()
 
     def ensure_indexed(self) -> None:
-        """Reindex if something changed (lines, rows and levels are read after this)."""
+        """Reindex if something changed (lines and levels are read after this)."""
         if self._dirty:
             self.reindex()
+
+    def ensure_rows(self) -> None:
+        """Reindex if rows moved (``row``/``size``, for :meth:`restrict`; appends only shift
+        lines, cheaply)."""
+        if self._dirty or self._rows_dirty:
+            self.reindex()
+
+    def _grew(self, seg: Segment, delta: int) -> None:
+        """``seg`` got ``delta`` more entries at its end: the lines after it move down."""
+        if self._dirty:
+            return
+        self._rows_dirty = True
+        if seg.slot < 0 or seg.folded:
+            return  # hidden under a fold, or folded: the lines on display do not change
+        self._lines.add(seg.slot, delta)
+        self._count += delta
+
+    def seg_line(self, seg: Segment) -> int:
+        """First display line of ``seg``, -1 when a fold hides it."""
+        self.ensure_indexed()
+        return self._lines.before(seg.slot) if seg.slot >= 0 else -1
 
     def changed(self) -> None:
         """The structure or the folds changed: lines are recomputed when next asked for."""
@@ -334,14 +358,14 @@ class TreeLayout:
     @property
     def row_count(self) -> int:
         """Rows, folds ignored."""
-        self.ensure_indexed()
+        self.ensure_rows()
         return self._rows
 
     def at(self, line: int) -> tuple[Segment, int]:
         """The segment and index of display line ``line`` (0 ≤ line < line_count)."""
         self.ensure_indexed()
-        i = bisect_right(self._lines, line) - 1
-        return self._order[i], line - self._lines[i]
+        slot, k = self._lines.find(line)
+        return self._order[slot], k
 
     def node_at(self, line: int) -> Node:
         seg, k = self.at(line)
@@ -350,9 +374,9 @@ class TreeLayout:
     def line_of(self, seg: Segment, k: int) -> int | None:
         """Display line of ``seg.nodes[k]``, None when a fold hides it."""
         self.ensure_indexed()
-        if seg.line < 0 or (seg.folded and k > 0):
+        if seg.slot < 0 or (seg.folded and k > 0):
             return None
-        return seg.line + k
+        return self._lines.before(seg.slot) + k
 
     def segments(self) -> Iterator[Segment]:
         """Every segment, pre-order (folds ignored)."""
@@ -474,23 +498,47 @@ class TreeLayout:
         segs.reverse()
         self._path_segs = segs
 
-    def _set_path(self, found: tuple[Segment, int] | None) -> list[Segment]:
-        """Mark the path ending at ``found``; returns the segments whose marks changed."""
+    def _set_path(self, found: tuple[Segment, int] | None) -> None:
+        """Mark the path ending at ``found`` (the leaf's row or its nearest shown ancestor).
+
+        Only what changed is touched: from ``found`` up to where it meets the old path."""
         old = self._path_segs
-        for seg in old:
-            seg.path = 0
-        new: list[Segment] = []
-        if found is not None:
-            seg, k = found
-            seg.path = k + 1
-            new.append(seg)
-            parent = seg.parent
-            while parent is not None and parent is not self.root:
-                parent.path = len(parent.nodes)
-                new.append(parent)
-                parent = parent.parent
-        self._path_segs = new
-        return [*old, *new]
+        if found is None:
+            for seg in old:
+                seg.path = 0
+            self._path_segs = []
+            return
+        seg, k = found
+        if old and old[0] is seg:
+            seg.path = k + 1  # the common case: the leaf moved along its segment
+            return
+        root = self.root
+        chain: list[Segment] = []
+        meet: Segment | None = seg if seg.path else None
+        cur: Segment | None = seg
+        while meet is None and cur is not None and cur is not root:
+            chain.append(cur)
+            cur = cur.parent
+            if cur is not None and cur is not root and cur.path:
+                meet = cur
+        keep = 0
+        if meet is not None:
+            while keep < len(old) and old[keep] is not meet:
+                old[keep].path = 0  # left the path
+                keep += 1
+        else:
+            for stale in old:
+                stale.path = 0
+            keep = len(old)
+        if chain:
+            chain[0].path = k + 1
+            for ancestor in chain[1:]:
+                ancestor.path = len(ancestor.nodes)
+            if meet is not None:
+                meet.path = len(meet.nodes)
+        elif meet is not None:
+            meet.path = k + 1
+        self._path_segs = chain + old[keep:]
 
     def move_leaf(self, leaf: Node | None) -> bool:
         """The leaf moved (no append). Returns False when the rows themselves would change
@@ -535,7 +583,6 @@ class TreeLayout:
         if self.shown(node, node):
             where = self._insert_leaf(node, where)
         self._set_path(where)
-        self._dirty = True
         self.version += 1
         return True
 
@@ -543,6 +590,7 @@ class TreeLayout:
         """Add ``node`` as the first child of ``anchor`` (None: a new first top-level row)."""
         heads = self.heads
         if anchor is None:
+            self._dirty = True
             seg = Segment([node], self.root)
             if self.root.children:
                 self.order_exact = False
@@ -552,7 +600,9 @@ class TreeLayout:
         seg, k = anchor
         if k == len(seg.nodes) - 1 and not seg.children:
             seg.nodes.append(node)
+            self._grew(seg, 1)
             return seg, k + 1
+        self._dirty = True  # a new segment: reindex
         if k < len(seg.nodes) - 1:
             # The anchor had one child (the next in its chain): it becomes a branch point.
             _split(seg, k + 1, heads)
@@ -569,7 +619,9 @@ class TreeLayout:
         node = seg.nodes.pop()
         if seg.nodes:
             seg.path = min(seg.path, len(seg.nodes))
+            self._grew(seg, -1)
             return seg, len(seg.nodes) - 1
+        self._dirty = True
         heads = self.heads
         heads.pop(node.id, None)
         parent = seg.parent
@@ -625,8 +677,8 @@ class TreeLayout:
 
         Only reads this layout (a worker thread may run it while the UI reads it too); it must
         be indexed (:meth:`ensure_indexed`) and must not change meanwhile."""
-        if self._dirty:
-            raise RuntimeError("restrict() needs an indexed layout")
+        if self._dirty or self._rows_dirty:
+            raise RuntimeError("restrict() needs an indexed layout (ensure_rows)")
         out = TreeLayout(lambda n, leaf: self.shown(n, leaf) and keep(n), self.leaf)
         root, heads = out.root, out.heads
         top = _Frame(root)
@@ -697,3 +749,53 @@ def _split(seg: Segment, at: int, heads: dict[str, Segment]) -> Segment:
     seg.children = [tail]
     heads[tail.nodes[0].id] = tail
     return tail
+
+
+class _Counts:
+    """Numbers with prefix sums and search in O(log n) (a Fenwick tree): the display lines of
+    the segments on display, so an append does not shift every line after it."""
+
+    __slots__ = ("_size", "_top", "_tree")
+
+    def __init__(self, counts: list[int]) -> None:
+        n = len(counts)
+        tree = [0, *counts]
+        for i in range(1, n + 1):
+            j = i + (i & -i)
+            if j <= n:
+                tree[j] += tree[i]
+        self._tree = tree
+        self._size = n
+        self._top = 1 << (n.bit_length() - 1) if n else 0
+
+    def add(self, index: int, delta: int) -> None:
+        tree, n = self._tree, self._size
+        i = index + 1
+        while i <= n:
+            tree[i] += delta
+            i += i & -i
+
+    def before(self, index: int) -> int:
+        """Sum of the numbers before ``index``."""
+        tree = self._tree
+        total = 0
+        i = index
+        while i > 0:
+            total += tree[i]
+            i -= i & -i
+        return total
+
+    def find(self, value: int) -> tuple[int, int]:
+        """``(index, rest)``: the number at ``index`` covers ``value`` (``before(index) +
+        rest == value``, ``0 <= rest < number``)."""
+        tree, n = self._tree, self._size
+        pos = 0
+        rest = value
+        bit = self._top
+        while bit:
+            nxt = pos + bit
+            if nxt <= n and tree[nxt] <= rest:
+                pos = nxt
+                rest -= tree[nxt]
+            bit >>= 1
+        return pos, rest

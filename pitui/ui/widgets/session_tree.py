@@ -251,6 +251,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._generation = 0
         self._cursor = -1
         self._cursor_node: Node | None = None
+        self._cursor_at: tuple[TreeLayout, Segment, int] | None = None
+        """Where the cursor's entry is in the rows shown (checked before use)."""
         self._hscroll = 0
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._styles: RowStyles | None = None
@@ -663,7 +665,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._search_key = key
         self._search_started = time.perf_counter()
         self._set_progress("searching…")
-        base.ensure_indexed()  # the worker only reads (store events wait until it is done)
+        base.ensure_rows()  # the worker only reads (store events wait until it is done)
         self._readers.add(key)
         store = self.store
         self.run_worker(
@@ -759,9 +761,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self.post_message(self.Changed(self))
             return
         assert view is not None
-        new_node = view.node_at(target)
+        seg, k = view.at(target)
+        new_node = seg.nodes[k]
         self._cursor = target
         self._cursor_node = new_node
+        self._cursor_at = (view, seg, k)
         if initial:
             self._initial = False
         if self.size.height > 0:
@@ -776,14 +780,21 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
 
     def _visible_line(self, view: TreeLayout, node: Node) -> int | None:
         """Line of ``node`` or of its nearest shown ancestor; a fold shows its head."""
-        found = view.nearest(node)
+        found: tuple[Segment, int] | None = None
+        known = self._cursor_at
+        if known is not None and known[0] is view:
+            _, seg, k = known
+            if k < len(seg.nodes) and seg.nodes[k] is node:
+                found = seg, k  # where the cursor was: still there (appends do not move rows)
+        if found is None:
+            found = view.nearest(node)
         if found is None:
             return None
         seg, k = found
         line = view.line_of(seg, k)
         while line is None:
-            if seg.folded and seg.line >= 0:
-                return seg.line
+            if seg.folded and seg.slot >= 0:
+                return view.seg_line(seg)
             parent = seg.parent
             if parent is None or parent is view.root:
                 return None
@@ -824,7 +835,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             below = max(1, depth_of(leaf) - depth_of(node))
         if view.line_of(seg, k) is not None:
             return seg, k, leaf_marker(below)
-        while seg.parent is not None and seg.parent is not view.root and seg.line < 0:
+        while seg.parent is not None and seg.parent is not view.root and seg.slot < 0:
             seg = seg.parent
         return seg, 0, "  ← leaf is inside (folded)"
 
@@ -921,8 +932,10 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         old = self._cursor
         old_node = self._cursor_node
         self._cursor = line
-        node = view.node_at(line)
+        seg, k = view.at(line)
+        node = seg.nodes[k]
         self._cursor_node = node
+        self._cursor_at = (view, seg, k)
         if not self._scroll_to_cursor(center=center):
             if 0 <= old < view.line_count:
                 self._refresh_line(old)
