@@ -261,6 +261,12 @@ class SessionStore(EntryAppends):
             node.data = codec.loads(self._disk.read_raw(node))
         return node.data
 
+    @property
+    def lines_as_stored(self) -> bool:
+        """Every entry with a file offset is stored in :attr:`path` exactly as it is (false
+        for a migrated file until it is rewritten, and for a session not written yet)."""
+        return self._disk.on_disk and not self._disk.needs_rewrite
+
     def stored_span(self, node: Node) -> tuple[int, int] | None:
         """``(offset, length)`` of ``node``'s line in :attr:`path` when the file holds it exactly
         as it is (for bulk readers such as :class:`pitui.session.line_reader.LineReader`)."""

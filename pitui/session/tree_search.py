@@ -16,9 +16,13 @@ the exact check instead (see :func:`token_needs_parse`).
 
 from __future__ import annotations
 
+import os
 import re
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
+from itertools import islice
+from operator import ge
 from typing import Any
 
 from pitui.session import codec
@@ -174,7 +178,9 @@ class Matcher:
         self.store = store
         self.tokens = tokens
         self.read = read
-        self._parse_all = any(token_needs_parse(t) for t in tokens)
+        self._safe = [not token_needs_parse(t) for t in tokens]
+        """Tokens whose absence from the stored lines rules an entry out (the others are only
+        checked by parsing the entries that pass)."""
         self._ascii = all(t.isascii() for t in tokens)
         self._btokens = [t.encode() for t in tokens]
         self._digits = [_has_digit(t) for t in tokens]
@@ -183,6 +189,16 @@ class Matcher:
         self._hay: bytes | str = b""
         self.parsed_count = 0
         """How many entries needed the exact check (a measure of the prefilter)."""
+        self.scan: FileScan | None = None
+        """Where the tokens are in the file (:meth:`scan_file`); without it, each entry's line
+        is read and searched."""
+
+    def scan_file(self, tick: Callable[[int, int], None] | None = None) -> None:
+        """Find the tokens in the whole session file at once (much faster than per entry on a
+        large session). Entries the scan does not cover are still checked one by one."""
+        usable = [i for i, t in enumerate(self.tokens) if self._safe[i] and t.isascii()]
+        if usable:
+            self.scan = FileScan.run(self.store, self.tokens, usable, self.read, tick)
 
     def _parse(self, node: Node) -> dict[str, Any]:
         """Parsed entries, a few kept (tool results of one assistant share its calls)."""
@@ -211,8 +227,13 @@ class Matcher:
         else:
             pending = list(range(len(tokens)))
         rest = [tokens[i] for i in pending]
-        if self._parse_all:
+        safe = self._safe
+        pending = [i for i in pending if safe[i]]
+        if not pending:
             return self._exact(node, rest)
+        scan = self.scan
+        if scan is not None and node.offset >= 0 and node.offset in scan.lines:
+            return scan.admits(node, pending) and self._exact(node, rest)
         raw = self.read(node)
         if _line_needs_parse(raw):
             return self._exact(node, rest)
@@ -281,3 +302,167 @@ class Matcher:
 
 
 _CALL_ID = re.compile(rb'"toolCallId"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+# ----------------------------------------------------------------------------- the file scan
+
+SCAN_BLOCK = 1 << 22
+"""Bytes of the session file scanned at a time."""
+
+_ID = re.compile(rb'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_ESCAPE_MARKERS = (b"\\u", b"\\b", b"\\f")
+
+
+class FileScan:
+    """Which stored lines hold each token, found by scanning the session file in large blocks
+    (lowercased in C, then ``find``), instead of reading and searching line by line.
+
+    For token ``i`` an entry can match only if its line holds the token, or its line needs
+    parsing (escapes), or it is a tool result whose call's line holds it, or (a token with
+    digits) its text computes digits (a compaction, a ``read`` with a ``limit``). Those are
+    the same rules as :class:`Matcher`'s line-by-line check, for every line at once.
+    """
+
+    def __init__(self, lines: set[int], tokens: int) -> None:
+        self.lines = lines
+        """Offsets of the lines the scan covers."""
+        self.hits: list[set[int]] = [set() for _ in range(tokens)]
+        self.calls: list[set[int]] = [set() for _ in range(tokens)]
+        self.needs_parse: set[int] = set()
+        self.limit: set[int] = set()
+        self.digits: list[bool] = [False] * tokens
+        self.scanned: set[int] = set()
+        """The tokens looked for (ASCII ones: bytes are lowercased as ASCII only)."""
+
+    def admits(self, node: Node, pending: list[int]) -> bool:
+        """Can ``node`` (a scanned line) hold every pending token (then it is parsed)?"""
+        offset = node.offset
+        if offset in self.needs_parse:
+            return True
+        tool = node.role == "toolResult"
+        for i in pending:
+            if i not in self.scanned or offset in self.hits[i]:
+                continue
+            if tool and offset in self.calls[i]:
+                continue
+            if self.digits[i] and (node.type == "compaction" or offset in self.limit):
+                continue
+            return False
+        return True
+
+    @classmethod
+    def run(
+        cls,
+        store: SessionStore,
+        tokens: list[str],
+        usable: list[int],
+        read: Read,
+        tick: Callable[[int, int], None] | None,
+    ) -> FileScan | None:
+        path = store.path
+        if path is None or not store.lines_as_stored:
+            return None
+        nodes = [n for n in store.nodes() if n.offset >= 0]
+        if not nodes:
+            return None
+        starts = [n.offset for n in nodes]
+        if any(map(ge, starts, islice(starts, 1, None))):
+            return None  # not in file order (never expected): check line by line
+        ends = [n.offset + n.length for n in nodes]
+        scan = cls(set(starts), len(tokens))
+        scan.scanned = set(usable)
+        for i in usable:
+            scan.digits[i] = _has_digit(tokens[i])
+        needles = [(i, tokens[i].encode()) for i in usable]
+        want_limit = any(scan.digits[i] for i in usable)
+        calls: dict[bytes, list[int]] = {}
+        first, end = starts[0], ends[-1]
+        overlap = max(4096, *(len(needle) for _, needle in needles))
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            pos = first
+            while pos < end:
+                size = min(SCAN_BLOCK, end - pos)
+                data = os.pread(fd, size + overlap, pos)
+                low = data.lower()
+                for i, needle in needles:
+                    _mark(low, needle, pos, size, starts, ends, scan.hits[i])
+                for marker in _ESCAPE_MARKERS:
+                    _mark(data, marker, pos, size, starts, ends, scan.needs_parse)
+                c1 = _C1_BYTES.search(data, 0, size + 1)
+                while c1 is not None and c1.start() < size:
+                    line = _line_at(pos + c1.start(), starts, ends)
+                    if line is not None:
+                        scan.needs_parse.add(starts[line])
+                    c1 = _C1_BYTES.search(data, c1.start() + 1, size + 1)
+                if want_limit:
+                    _mark(data, b'"limit"', pos, size, starts, ends, scan.limit)
+                for match in _CALL_ID.finditer(data, 0, size + overlap):
+                    if match.start() >= size:
+                        break
+                    line = _line_at(pos + match.start(), starts, ends)
+                    if line is not None:
+                        calls.setdefault(match.group(1), []).append(starts[line])
+                pos += size
+                if tick is not None:
+                    tick(pos - first, end - first)
+        finally:
+            os.close(fd)
+        by_offset = {n.offset: n for n in nodes}
+        for i in usable:
+            hot = scan.hits[i] | scan.needs_parse
+            if scan.digits[i]:
+                hot |= scan.limit
+            for offset in hot:
+                node = by_offset.get(offset)
+                if node is None or node.role != "assistant":
+                    continue
+                for call_id in _call_ids(store, node, read, offset in scan.needs_parse):
+                    scan.calls[i].update(calls.get(call_id, ()))
+        return scan
+
+
+def _line_at(position: int, starts: list[int], ends: list[int]) -> int | None:
+    """Index of the stored line holding byte ``position`` (None: a header or marker line)."""
+    index = bisect_right(starts, position) - 1
+    if index >= 0 and position < ends[index]:
+        return index
+    return None
+
+
+def _mark(
+    data: bytes,
+    needle: bytes,
+    base: int,
+    size: int,
+    starts: list[int],
+    ends: list[int],
+    out: set[int],
+) -> None:
+    """Add the offset of every line of ``data`` (at file offset ``base``) holding ``needle``
+    (occurrences starting in the first ``size`` bytes)."""
+    at = data.find(needle)
+    while 0 <= at < size:
+        line = _line_at(base + at, starts, ends)
+        if line is None:
+            at = data.find(needle, at + 1)
+            continue
+        out.add(starts[line])
+        at = data.find(needle, max(at + 1, ends[line] - base))
+
+
+def _call_ids(store: SessionStore, node: Node, read: Read, parse: bool) -> list[bytes]:
+    """The ids of an assistant message's tool calls, as a tool result's line spells them
+    (every ``"id"`` value of the line: a superset)."""
+    line = read(node)
+    ids = [m.group(1) for m in _ID.finditer(line)]
+    if parse:
+        data = _peek(store, node, read)
+        for block in tool_calls(data.get("message")):
+            value = block.get("id")
+            if isinstance(value, str):
+                ids.append(value.encode())
+    return ids

@@ -413,13 +413,16 @@ def test_the_search_prefilter_never_drops_a_match(tmp_path: Path, seed: int) -> 
         if token:
             tokens.append(token[0])
     tokens += ["zz", "12k", "~/src/app.py:10-29]", "[read:", "redjoined", "i̇stanbul", "k"]
-    with LineReader(store) as reader:
+    with LineReader(store) as reader, store:
         for token in tokens:
             for query in ([token], [token, rnd.choice(tokens)]):
                 matcher = Matcher(store, query, reader.line)
+                scanned = Matcher(store, query, reader.line)
+                scanned.scan_file()  # the whole file at once, as on a large session
                 for node in nodes:
-                    assert matcher(node) == matches_exactly(store, node, query), (query, node.id)
-    store.close()
+                    expected = matches_exactly(store, node, query)
+                    assert matcher(node) == expected, (query, node.id)
+                    assert scanned(node) == expected, (query, node.id, "scanned")
 
 
 def test_a_rare_word_is_found_without_parsing_every_entry(
@@ -431,6 +434,8 @@ def test_a_rare_word_is_found_without_parsing_every_entry(
         matcher = Matcher(store, ["zqnothere"], reader.line)
         assert not any(matcher(n) for n in nodes)
         assert matcher.parsed_count == 0
+        matcher.scan_file()
+        assert matcher.scan is None  # a migrated (v1) file: its lines are not stored as-is
         common = Matcher(store, ["the"], reader.line)
         hits = [n for n in nodes if common(n)]
         assert hits == [n for n in nodes if matches_exactly(store, n, ["the"])]

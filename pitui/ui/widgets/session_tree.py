@@ -64,6 +64,9 @@ SYNC_BUILD_BYTES = 24 << 20
 TEXT_CACHE = 4096
 """One-line texts kept (the rows on screen and those near them)."""
 
+SCAN_ROWS = 2000
+"""A search over more rows than this first scans the session file in large blocks."""
+
 PROGRESS_EVERY = 0.1
 """Seconds between two progress updates of a build or a search."""
 
@@ -683,7 +686,14 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         tick = self._ticker(key, "searching…")
         reader = LineReader(store)
         try:
-            found = base.restrict(Matcher(store, tokens, reader.line), tick=tick)
+            matcher = Matcher(store, tokens, reader.line)
+            rows = base.row_count
+            if rows > SCAN_ROWS:
+                # The whole file at once (half of the progress), then the rows.
+                matcher.scan_file(lambda done, total: tick(done, 2 * total))
+                found = base.restrict(matcher, tick=lambda done, _: tick(rows + done, 2 * rows))
+            else:
+                found = base.restrict(matcher, tick=tick)
             found.reindex()
             self.post_message(self._Found(key, tokens, found))
         except _Cancelled:
