@@ -398,7 +398,7 @@ def page_data(
     for mode in FILTER_MODES:
         if branch_only:
             shown = make_filter(store, mode)
-            picked = [(n, "") for n in path if shown(n)]
+            picked = [(n, "") for n in path if shown(n, path[-1] if path else None)]
         else:
             picked = [(r.node, r.gutter + r.connector) for r in flatten(store, mode)]
         mode_rows, mode_gutters = [], []

@@ -335,6 +335,19 @@ class SessionStore(EntryAppends):
             return node.data
         return codec.loads(self._disk.read_raw(node))
 
+    @property
+    def lines_as_stored(self) -> bool:
+        """Every entry with a file offset is stored in :attr:`path` exactly as it is (false
+        for a migrated file until it is rewritten, and for a session not written yet)."""
+        return self._disk.on_disk and not self._disk.needs_rewrite
+
+    def stored_span(self, node: Node) -> tuple[int, int] | None:
+        """``(offset, length)`` of ``node``'s line in :attr:`path` when the file holds it exactly
+        as it is (for bulk readers such as :class:`pitui.session.line_reader.LineReader`)."""
+        if self._disk.has_stored_line(node):
+            return node.offset, node.length
+        return None
+
     def raw_line(self, node: Node) -> bytes:
         """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
         if self._disk.has_stored_line(node):

@@ -53,7 +53,9 @@ def conversation(path: Path, count: int = 30) -> None:
 
 def make_app(path: Path) -> PituiApp:
     store = SessionStore.open(path)
-    return PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), cwd=path.parent)
+    return PituiApp(
+        store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), cwd=path.parent
+    )
 
 
 async def wait_for_screen(pilot: Any, kind: type, seconds: float = 10) -> None:

@@ -129,11 +129,11 @@ class MainScreen(UsesApp, Screen[None]):
     def action_tree(self) -> None:
         self.open_tree()
 
-    def open_tree(self, initial_tab: str | None = None) -> None:
+    def open_tree(self, initial_tab: str = "entry") -> None:
         """The tree browser; a user message selected there comes back into the editor."""
-        from pitui.ui.screens.tree_browser import TreeBrowserScreen
+        from pitui.ui.screens.tree_browser import tree_browser
 
-        self.app.push_screen(TreeBrowserScreen(initial_tab or "entry"), self._after_tree)
+        self.app.push_screen(tree_browser(self.pitui, initial_tab), self._after_tree)
 
     def _after_tree(self, editor_text: str | None) -> None:
         """The tree browser returns the text of a selected user message (edit and resubmit)."""

@@ -102,9 +102,13 @@ def test_tool_environment_leaves_credentials_out(keys_in_env: None) -> None:
 
 def test_pass_env_is_read_from_the_settings() -> None:
     assert pass_env_names(Settings()) == ()
-    settings = Settings.from_dict({"tools": {"bash": {"passEnv": ["GITHUB_TOKEN", 5, "NPM_TOKEN"]}}})
+    settings = Settings.from_dict(
+        {"tools": {"bash": {"passEnv": ["GITHUB_TOKEN", 5, "NPM_TOKEN"]}}}
+    )
     assert pass_env_names(settings) == ("GITHUB_TOKEN", "NPM_TOKEN")
-    assert pass_env_names(Settings.from_dict({"tools": {"bash": {"passEnv": "GITHUB_TOKEN"}}})) == ()
+    assert (
+        pass_env_names(Settings.from_dict({"tools": {"bash": {"passEnv": "GITHUB_TOKEN"}}})) == ()
+    )
 
 
 async def test_bash_sees_no_key(ctx: ToolContext, keys_in_env: None) -> None:
