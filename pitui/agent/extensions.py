@@ -12,7 +12,7 @@ do not run); a handler that raises, or returns something that is not a hook resu
 Where extensions come from (:meth:`Extensions.load`): the ``extensions`` list of the user's
 global settings file (always), then the ``extensions`` list of ``<project>/.pitui/settings.json``
 and every ``<project>/.pitui/extensions/*.py`` (sorted by name), only if the project is trusted
-(see :mod:`pitui.agent.trust`).
+(see :mod:`pitui.config.trust`).
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ class Extensions:
         elif project_sources:
             warnings.append(
                 f"The project {cwd} has {len(project_sources)} extension(s) that were not "
-                "loaded because it is not trusted."
+                "loaded because it is not trusted (run `pitui trust` in it to load them)."
             )
         for source in sources:
             self._load_one(source, warnings)

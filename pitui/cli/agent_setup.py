@@ -8,9 +8,9 @@ from typing import TextIO
 
 from pitui.agent.extensions import Extensions
 from pitui.agent.session import AgentSession
-from pitui.agent.trust import is_trusted
 from pitui.cli.output import note
 from pitui.config.settings import Settings
+from pitui.config.trust import is_trusted
 from pitui.session import SessionStore
 
 

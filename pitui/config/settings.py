@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from pitui.config.paths import config_dir
+from pitui.config.trust import is_trusted
 
 Tokens = Annotated[int, msgspec.Meta(ge=0)]
 """A number of tokens (0 or more)."""
@@ -142,7 +143,18 @@ class Settings(_Section, kw_only=True):
 def _to_json(value: msgspec.Struct) -> dict[str, Any]:
     data = msgspec.to_builtins(value)
     data.pop("~pitui~warnings", None)
-    return {k: v for k, v in data.items() if v is not None and v != {}}
+    return _pruned(data)
+
+
+def _pruned(data: dict[str, Any]) -> dict[str, Any]:
+    """Without unset values and sections left empty (at any depth)."""
+    out: dict[str, Any] = {}
+    for key, item in data.items():
+        if isinstance(item, dict):
+            item = _pruned(item)
+        if item is not None and item != {}:
+            out[key] = item
+    return out
 
 
 # ----------------------------------------------------------------------------- checking a file
@@ -285,14 +297,50 @@ def project_settings_path(cwd: str | Path) -> Path:
     return Path(cwd) / ".pitui" / "settings.json"
 
 
+PROJECT_KEYS = frozenset(
+    {
+        "defaultModel",
+        "defaultThinkingLevel",
+        "retry",
+        "compaction",
+        "branchSummary",
+        "treeFilterMode",
+        "ui",
+    }
+)
+"""What a project's own settings file may set before ``pitui trust``: how to work on the
+project. The other keys are the user's to choose: ``sessionDir`` (where transcripts are
+written), ``models`` (an ``apiBase`` would send the user's key to another host), ``tools``
+(``passEnv`` hands credentials to commands) and ``extensions`` (code)."""
+
+
+def untrusted_project_keys(values: dict[str, Any], path: Path) -> list[str]:
+    """Drop from ``values`` (a project file not trusted yet) the keys only the user may set;
+    one warning naming them (empty when there are none)."""
+    dropped = [key for key in values if key in KNOWN_KEYS and key not in PROJECT_KEYS]
+    for key in dropped:
+        del values[key]
+    # The project's extensions have their own notice (pitui.agent.extensions).
+    dropped = [key for key in dropped if key != "extensions"]
+    if not dropped:
+        return []
+    return [
+        f"Ignoring {', '.join(dropped)} in {path}: a project's settings may set only "
+        f"{', '.join(sorted(PROJECT_KEYS))} until you run `pitui trust` in it."
+    ]
+
+
 def load_settings(cwd: str | None = None) -> Settings:
-    """The user's settings deep-merged with the project's (project values win)."""
+    """The user's settings deep-merged with the project's (project values win). Until the
+    user trusts the project, its file may set only :data:`PROJECT_KEYS`."""
     warnings: list[str] = []
     user_file = user_settings_path()
     merged = check(read_settings_file(user_file, warnings), str(user_file), warnings)
     if cwd:
         project_file = project_settings_path(cwd)
         project = read_settings_file(project_file, warnings)
+        if project and not is_trusted(Path(cwd)):
+            warnings.extend(untrusted_project_keys(project, project_file))
         merged = deep_merge(merged, check(project, str(project_file), warnings))
     settings = msgspec.convert(merged, Settings)
     settings.warnings.extend(warnings)

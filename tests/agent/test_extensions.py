@@ -23,12 +23,12 @@ from pitui.agent.extensions import (
     Summary,
     TreePreparation,
 )
-from pitui.agent.trust import is_trusted, project_wants_code, trust, trust_file, untrust
 from pitui.compaction.file_ops import FileOps
 from pitui.compaction.prepare import CompactionPreparation
 from pitui.compaction.settings import CompactionSettings
 from pitui.config import config_dir, load_settings
 from pitui.config.settings import Settings
+from pitui.config.trust import is_trusted, project_wants_code, trust, trust_file, untrust
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "extensions" / "keep_todos.py"
 
