@@ -83,7 +83,7 @@ def dumps(
         )
     except RecursionError:
         pass
-    return _encode(value, indent, ensure_ascii, separators, default)
+    return encode_iteratively(value, indent, ensure_ascii, separators, default)
 
 
 def _float(value: float) -> str:
@@ -96,7 +96,7 @@ def _float(value: float) -> str:
     return float.__repr__(value)
 
 
-def _encode(
+def encode_iteratively(
     value: Any,
     indent: int | None,
     ensure_ascii: bool,

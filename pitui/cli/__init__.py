@@ -119,13 +119,13 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except Exception as exc:
-        log = _log_internal_error(exc)
+        log = log_internal_error(exc)
         where = f"; details in {log}" if log else ""
         note(f"internal error ({type(exc).__name__}: {exc}){where}")
         return 1
 
 
-def _log_internal_error(exc: BaseException) -> str | None:
+def log_internal_error(exc: BaseException) -> str | None:
     """Append the traceback to ``<state dir>/pitui.log``; returns its path (None if unwritable)."""
     import traceback
     from datetime import UTC, datetime

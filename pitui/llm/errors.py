@@ -97,7 +97,9 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The wait a refusal asks for (``retry-after``, in seconds or as an HTTP date), from the
+    response headers litellm keeps; None when it says none."""
     headers: Any = getattr(exc, "litellm_response_headers", None)
     if headers is None:
         response = getattr(exc, "response", None)
@@ -287,9 +289,9 @@ def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
         )
         or status in (429, 500, 502, 503, 504, 520, 524, 529)
     ) and not _QUOTA.search(raw):
-        return ErrorInfo("retryable", raw, _retry_after(exc), status)
+        return ErrorInfo("retryable", raw, retry_after_seconds(exc), status)
     if is_retryable_message(raw):
-        return ErrorInfo("retryable", raw, _retry_after(exc), status)
+        return ErrorInfo("retryable", raw, retry_after_seconds(exc), status)
     return ErrorInfo("other", raw, status=status)
 
 

@@ -494,7 +494,7 @@ def test_retry_after_as_an_http_date_is_honoured() -> None:
     import email.utils
     from datetime import UTC, datetime, timedelta
 
-    from pitui.llm.errors import _retry_after
+    from pitui.llm.errors import retry_after_seconds
 
     class Response:
         def __init__(self, value: str) -> None:
@@ -506,8 +506,8 @@ def test_retry_after_as_an_http_date_is_honoured() -> None:
             self.response = Response(value)
 
     later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    wait = _retry_after(Failure(later))
+    wait = retry_after_seconds(Failure(later))
     assert wait is not None and 25 <= wait <= 31
     past = email.utils.format_datetime(datetime.now(UTC) - timedelta(seconds=30), usegmt=True)
-    assert _retry_after(Failure(past)) == 0.0
-    assert _retry_after(Failure("not a date")) is None
+    assert retry_after_seconds(Failure(past)) == 0.0
+    assert retry_after_seconds(Failure("not a date")) is None

@@ -37,10 +37,10 @@ json_values = st.recursive(
 def test_the_iterative_encoder_writes_exactly_what_json_dumps_writes(
     value: Any, indent: int | None, ascii_only: bool
 ) -> None:
-    from pitui.deepjson import _encode
+    from pitui.deepjson import encode_iteratively
 
     for separators in (None, (",", ":")):
-        assert _encode(value, indent, ascii_only, separators, None) == json.dumps(
+        assert encode_iteratively(value, indent, ascii_only, separators, None) == json.dumps(
             value, indent=indent, ensure_ascii=ascii_only, separators=separators
         )
 

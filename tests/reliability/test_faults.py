@@ -116,9 +116,9 @@ async def test_api_keys_never_reach_files_logs_or_exports(
     export_jsonl(store, tmp_path / "out.jsonl")
     store.close()
     # An internal error log, if one exists, must not hold it either.
-    from pitui.cli import _log_internal_error
+    from pitui.cli import log_internal_error
 
-    _log_internal_error(RuntimeError("boom"))
+    log_internal_error(RuntimeError("boom"))
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_bytes().decode("utf-8", "replace"), path

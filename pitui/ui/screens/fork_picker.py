@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,9 +14,6 @@ from textual.widgets.option_list import Option
 from pitui.session import SessionError, fork
 from pitui.text import strip_escapes
 from pitui.ui.app_state import UsesApp
-
-if TYPE_CHECKING:
-    pass
 
 
 class ForkPickerScreen(UsesApp, ModalScreen[None]):

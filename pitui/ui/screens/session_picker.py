@@ -16,7 +16,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 from textual import on, work
@@ -35,9 +35,6 @@ from pitui.session.lock import SessionLock
 from pitui.session.shapes import message_text
 from pitui.text import strip_escapes
 from pitui.ui.app_state import UsesApp
-
-if TYPE_CHECKING:
-    pass
 
 MAX_SEARCH_CHARS = 1_000_000
 """Text kept per session for filtering (the beginning of the conversation)."""
