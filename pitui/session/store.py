@@ -503,20 +503,52 @@ class SessionStore(EntryAppends):
             hidden = list(compress(nodes, map(_hidden_of, nodes)))
             watch = {id(n) for n in self.path_to(leaf.id)} | {id(h) for h in hidden}
             direct = Counter(filter(watch.__contains__, map(id, map(_parent_of, nodes))))
+            # Children of hidden markers (a chain of thousands is fine: nothing recurses).
+            hidden_ids = {id(h) for h in hidden}
+            under_hidden: dict[int, list[Node]] = {}
+            for n in nodes:
+                if n.parent is not None and id(n.parent) in hidden_ids:
+                    under_hidden.setdefault(id(n.parent), []).append(n)
 
             def count(node: Node) -> int:
-                total = direct.get(id(node), 0)
-                for h in hidden:
-                    if h.parent is node:
-                        total += count(h) - 1
+                # Direct children, a hidden child standing for its own (visible) children.
+                total, stack = 0, [node]
+                while stack:
+                    current = stack.pop()
+                    total += direct.get(id(current), 0)
+                    for h in under_hidden_markers(current):
+                        total -= 1
+                        stack.append(h)
                 return total
 
+            def under_hidden_markers(node: Node) -> list[Node]:
+                if not hidden:
+                    return []
+                return [c for c in direct_children(node) if c.hidden]
+
+            def direct_children(node: Node) -> list[Node]:
+                if id(node) in hidden_ids:
+                    return under_hidden.get(id(node), [])
+                if direct.get(id(node), 0) == 0:
+                    return []
+                return list(compress(nodes, map(is_, map(_parent_of, nodes), repeat(node))))
+
+            def lift(start: list[Node]) -> list[Node]:
+                out: list[Node] = []
+                stack = list(reversed(start))
+                while stack:
+                    n = stack.pop()
+                    if n.hidden:
+                        stack.extend(reversed(under_hidden.get(id(n), [])))
+                    else:
+                        out.append(n)
+                return out
+
             def kids(node: Node) -> list[Node]:
-                direct_kids = list(compress(nodes, map(is_, map(_parent_of, nodes), repeat(node))))
-                return self._lift(direct_kids, kids)
+                return lift(direct_children(node))
 
             def roots() -> list[Node]:
-                return self._lift(list(self._roots), kids)
+                return lift(list(self._roots))
 
         leaf_children = count(leaf)
         cur = leaf
@@ -538,13 +570,6 @@ class SessionStore(EntryAppends):
 
     def _indexed_children(self, node: Node) -> list[Node]:
         return self._lift_hidden(node.children or [])
-
-    @staticmethod
-    def _lift(nodes: list[Node], kids: Callable[[Node], list[Node]]) -> list[Node]:
-        out: list[Node] = []
-        for n in nodes:
-            out.extend(kids(n) if n.hidden else [n])
-        return out
 
     def _ensure_children(self) -> None:
         """Children lists are built on first use (the projection never needs them)."""

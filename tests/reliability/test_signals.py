@@ -80,7 +80,10 @@ class Run:
         """Until the reply is streaming (some words arrived) or the tool's command runs."""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if what == "stream" and b"word3" in output():
+            # To a pipe, print mode writes a reply when it ends: watch what the model sent.
+            sent = self.llm.requests[-1].events_sent if self.llm.requests else 0
+            if what == "stream" and (b"word3" in output() or sent >= 9):
+                time.sleep(0.5)  # a chunk's time for the last words to reach pitui
                 return
             if what == "tool" and self.pgid_file.exists() and self.pgid_file.read_text().strip():
                 time.sleep(0.2)

@@ -16,6 +16,7 @@ import pytest
 from corpus import CASES, HOSTILE, write_corpus
 
 from pitui.cli import main
+from pitui.session.codec import loads
 
 REFUSED = {"no_header", "garbage", "binary", "whitespace_only", "header_missing_id"}
 # C0 controls but tab and newline, DEL, C1, line/paragraph separators, bidi controls.
@@ -73,7 +74,7 @@ def test_json_output_is_exact_and_carries_no_raw_controls(
         code, out, _ = _run(argv, capsysbinary)
         assert code == 0
         _assert_safe(out, f"{name}: {argv[0]} --json")
-        json.loads(out)
+        loads(out)  # orjson first: deep_tool_arguments is too deep for the stdlib
 
 
 def test_hostile_text_is_shown_inert_not_dropped(

@@ -109,3 +109,30 @@ def test_recent_user_texts_parses_only_what_it_returns(write_session: Any) -> No
     assert store.recent_user_texts(3)
     parsed = [n for n in store.nodes() if n.data is not None]
     assert len(parsed) < 10
+
+
+def test_branch_position_under_a_long_chain_of_markers(write_session: Any) -> None:
+    """Thousands of chained leaf markers (a hostile or very old file): no recursion, and the
+    markers stand for their children as everywhere else."""
+    entries: list[dict[str, Any]] = [entry("root", None, 0)]
+    parent = "root"
+    for i in range(5_000):
+        marker = f"mk{i}"
+        entries.append(
+            {
+                "type": "custom",
+                "id": marker,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:02.000Z",
+                "customType": LEAF_MARKER_TYPE,
+            }
+        )
+        parent = marker
+    entries += [entry("a", parent, 3), entry("b", parent, 4)]
+    path = write_session(entries, name="markers.jsonl")
+    scanning = SessionStore.open(path, read_only=True)
+    assert scanning.branch_position("b").text() == "branch 2 of 2"
+    assert scanning.branch_position("root").leaf_children == 2
+    assert not scanning._children_built
+    indexed = SessionStore.open(path, read_only=True)
+    assert reference_position(indexed, "b") == ((2, 2), 0)

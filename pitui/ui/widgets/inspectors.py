@@ -21,6 +21,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 
+from pitui.errors import UserError
 from pitui.ui.widgets.compaction_details import CompactionDetails
 from pitui.ui.widgets.context_details import ContextDetails
 from pitui.ui.widgets.entry_details import EntryDetails
@@ -231,7 +232,12 @@ class DetailsPane(Widget):
                 widget = self.context_tab
             else:
                 widget = self.compaction_tab
-            widget.show(self.entry_id)
+            try:
+                widget.show(self.entry_id)
+            except (UserError, OSError):
+                # The session file was cut or replaced underneath: the app says so and offers
+                # to reopen it; the pane keeps what it showed and tries again next time.
+                self._stale.add(tab)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

@@ -32,6 +32,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
+from pitui.errors import UserError
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.flatten import FILTER_MODES, layout_tree
 from pitui.session.line_reader import LineReader
@@ -825,7 +826,12 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         texts = self._texts
         text = texts.get(node.id)
         if text is None:
-            text = entry_line(self.store, node)
+            try:
+                text = entry_line(self.store, node)
+            except (UserError, OSError, ValueError):
+                # The file was cut or replaced underneath (the app offers to reopen it): the
+                # row says so instead of taking the tree down, and is read again next time.
+                return "[entry unavailable: the session file changed]"
             texts[node.id] = text
             if len(texts) > TEXT_CACHE:
                 texts.popitem(last=False)
