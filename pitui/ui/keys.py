@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-NEWLINE_KEYS = "ctrl+j,shift+enter,alt+enter"
+NEWLINE_KEYS = "ctrl+j,alt+enter"  # and shift+enter (PromptEditor notes that it came)
 NEWLINE_HINT = "Alt+Enter or Ctrl+J for a newline"
 
 # Terminals that speak the kitty keyboard protocol (they report Shift+Enter as such).

@@ -42,6 +42,7 @@ class PromptEditor(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "submit", "Send", priority=True),
         Binding(NEWLINE_KEYS, "newline", "Newline", priority=True),
+        Binding("shift+enter", "shift_newline", "Newline", show=False, priority=True),
         Binding("tab", "complete", "Complete command", show=False),
     ]
 
@@ -134,6 +135,12 @@ class PromptEditor(TextArea):
             timeout=8,
             markup=False,
         )
+
+    def action_shift_newline(self) -> None:
+        if not self.shift_enter_reported:
+            self.shift_enter_reported = True  # the terminal reports it after all
+            self._set_placeholder()
+        self.action_newline()
 
     def action_newline(self) -> None:
         if self.read_only:
@@ -252,9 +259,6 @@ class PromptEditor(TextArea):
     # ------------------------------------------------------------------ history
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "shift+enter" and not self.shift_enter_reported:
-            self.shift_enter_reported = True  # the terminal reports it after all
-            self._set_placeholder()
         if self._menu and event.key in ("up", "down", "escape"):
             event.stop()
             event.prevent_default()
