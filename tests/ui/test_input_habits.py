@@ -87,7 +87,9 @@ def fake_pyperclip(monkeypatch: pytest.MonkeyPatch, works: bool) -> tuple[list[s
     return clipboard, osc
 
 
-async def drag(pilot: Pilot[Any], widget: Any, start: tuple[int, int], end: tuple[int, int]) -> None:
+async def drag(
+    pilot: Pilot[Any], widget: Any, start: tuple[int, int], end: tuple[int, int]
+) -> None:
     """A mouse selection: press, move, release."""
     await pilot.mouse_down(widget, offset=start)
     await pilot.hover(widget, offset=end)
@@ -137,7 +139,6 @@ async def test_ctrl_c_copies_the_editors_selection_with_the_same_mechanism(
     clipboard, osc = fake_pyperclip(monkeypatch, works=True)
     app = app_factory(model=None)
     async with app.run_test(size=SIZE) as pilot:
-        editor = app.query_one(PromptEditor)
         await pilot.press(*"hello world", "shift+home", "ctrl+c")
         await pilot.pause()
         assert clipboard == ["hello world"] and osc == []
@@ -166,7 +167,9 @@ async def test_ctrl_c_aborts_a_run_even_with_a_selection(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
         view = app.query_one(ChatView)
-        await wait_for(pilot, lambda: "beta" in "".join(b.source for b in view.query(AssistantBlock)))
+        await wait_for(
+            pilot, lambda: "beta" in "".join(b.source for b in view.query(AssistantBlock))
+        )
         await drag(pilot, view.query_one(UserBlock), (1, 0), (2, 0))
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
