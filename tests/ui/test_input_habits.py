@@ -133,6 +133,30 @@ async def test_selecting_in_the_chat_and_ctrl_c_copies_and_says_how(
         assert editor.text == "typed"
 
 
+async def test_a_selection_in_a_markdown_reply_is_copied(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clipboard, _ = fake_pyperclip(monkeypatch, works=True)
+    app = app_factory(model=None)
+    app.store.append_message({"role": "user", "content": [{"type": "text", "text": "q"}]})
+    app.store.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Some **bold** answer here\n\nsecond"}],
+            "stopReason": "stop",
+        }
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await app.query_one(ChatView).wait_idle()
+        await pilot.pause()
+        paragraph = app.query_one(AssistantBlock).query("MarkdownParagraph").first()
+        await drag(pilot, paragraph, (0, 0), (10, 0))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert clipboard == ["Some bold a"]  # the text as shown, not the Markdown source
+        assert app.query_one(PromptEditor).has_focus
+
+
 async def test_ctrl_c_copies_the_editors_selection_with_the_same_mechanism(
     app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
