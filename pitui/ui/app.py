@@ -35,6 +35,7 @@ from pitui.session import SessionStore
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
+from pitui.ui.keys import teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class PituiApp(App[int]):
         log_path: Path | None = None,
     ) -> None:
         super().__init__()
+        teach_textual_enter_keys()  # Alt+Enter (ESC CR) is a newline, not Enter
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".")
         self.clock = clock

@@ -181,3 +181,38 @@ def test_edit_and_resubmit_in_a_real_terminal(
     assert "First answer from the model." not in shown
     assert len(llm.requests) == 2
     keys("C-q")
+
+
+@pytest.mark.timeout(240)
+def test_newline_keys_and_the_hint_in_a_real_terminal(
+    terminal: Callable[[list[str]], None], llm: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    """tmux sends Alt+Enter as ESC CR and Shift+Enter as CR: Alt+Enter and Ctrl+J make newlines,
+    Enter sends, and the one-time notice names the newline keys."""
+    terminal(
+        [
+            "--model",
+            "openai/test-model",
+            "--api-base",
+            f"{llm.url}/v1",
+            "--session-dir",
+            str(tmp_path / "sessions"),
+        ]
+    )
+    wait_for(lambda s: "Alt+Enter newline" in s, "the placeholder naming the newline key")
+    llm.script(text("Three lines received."))
+    type_text("line one")
+    keys("M-Enter")
+    type_text("line two")
+    keys("C-j")
+    type_text("line three")
+    wait_for(lambda s: "line three" in s, "the third line in the editor")
+    keys("Enter")
+    # The notice (a toast: it may wrap) names both keys; the placeholder names only Alt+Enter.
+    wait_for(lambda s: "Ctrl+J" in s, "the one-time newline notice")
+    wait_for(idle_with("Three lines received."), "the answer")
+    sent = [m for m in llm.requests[0].body["messages"] if m["role"] == "user"]
+    content = sent[-1]["content"]
+    texts = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+    assert texts == "line one\nline two\nline three"
+    keys("C-q")

@@ -15,6 +15,7 @@ from pitui.agent.session import AgentSession
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
+from pitui.ui.keys import reports_shift_enter
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXED_NOW = 1_768_470_000.0  # 2026-01-15T09:40:00Z, near the fixtures' own timestamps
@@ -33,6 +34,12 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     monkeypatch.delenv("PITUI_SESSION_DIR", raising=False)
     monkeypatch.delenv("PITUI_MODEL", raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    # The newline key the editor names depends on the terminal: tests see a plain xterm.
+    for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "WEZTERM_PANE", "GHOSTTY_RESOURCES_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TMUX", raising=False)
+    if reports_shift_enter():
+        monkeypatch.setenv("TERM", "xterm-256color")
     yield
 
 

@@ -161,6 +161,47 @@ def test_hostile_content(snap_compare: Any, app_factory: Callable[..., PituiApp]
 
 
 def test_completion_hint(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
-    """Typing a slash command lists the matches in the editor's border."""
+    """Typing a slash command opens the dropdown above the editor: the matches with their
+    help, the first highlighted; the editor's border names the keys."""
     app = app_factory(settings=WINDOW_200K)
     assert snap_compare(app, terminal_size=SIZE, press=["slash", "c", "o"])
+
+
+def test_command_dropdown_moved_at_80x24(
+    snap_compare: Any, app_factory: Callable[..., PituiApp]
+) -> None:
+    """The dropdown at 80x24 over a conversation, Down pressed twice."""
+    app = _compaction_app(app_factory)
+    assert snap_compare(app, terminal_size=(80, 24), press=["slash", "c", "down", "down"])
+
+
+def test_new_messages_marker(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
+    """Scrolled up (Ctrl+Home from the editor) when new entries arrive: the chat stays put and
+    the marker says how to jump to the latest."""
+    app = app_factory(settings=WINDOW_200K)
+    for i in range(12):
+        app.store.append_message(
+            {"role": "user", "content": [{"type": "text", "text": f"question {i}"}]}
+        )
+        app.store.append_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"answer {i}"}],
+                "stopReason": "stop",
+            }
+        )
+
+    async def scroll_up_then_append(pilot: Pilot[Any]) -> None:
+        view = pilot.app.query_one(ChatView)
+        await view.wait_idle()
+        await pilot.pause()
+        await pilot.press(*"a draft", "ctrl+home")
+        await pilot.pause()
+        store = pilot.app.store  # type: ignore[attr-defined]
+        store.append_message(
+            {"role": "user", "content": [{"type": "text", "text": "from elsewhere"}]}
+        )
+        await view.wait_idle()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=scroll_up_then_append)

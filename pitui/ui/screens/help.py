@@ -16,11 +16,15 @@ if TYPE_CHECKING:
 
 KEYS = [
     ("Enter", "send the prompt"),
-    ("Shift+Enter, Ctrl+J", "new line in the prompt"),
+    ("Alt+Enter, Ctrl+J", "new line in the prompt (also Shift+Enter where the terminal"),
+    ("", "reports it: kitty, WezTerm, foot, Ghostty; not inside tmux)"),
     ("Up (empty prompt)", "recall earlier prompts"),
-    ("Tab", "complete a /command"),
+    ("/", "command dropdown: Up/Down choose, Tab completes, Enter runs, Esc closes"),
+    ("Tab", "complete a /command (the common part, else the highlighted one)"),
     ("Esc", "abort the reply; twice on an empty prompt: open the tree"),
-    ("Ctrl+C", "abort the reply (when idle: copy the selection)"),
+    ("Ctrl+C", "abort the reply; when idle: copy the mouse selection"),
+    ("PgUp, PgDn", "scroll the chat (keys stay in the prompt)"),
+    ("Ctrl+Home, Ctrl+End", "oldest shown / latest message (follows new output again)"),
     ("Ctrl+T", "open the session tree"),
     ("Ctrl+P", "command palette"),
     ("Ctrl+Q", "quit"),

@@ -1,19 +1,26 @@
-"""The main screen: chat pane, prompt editor, status line; slash commands and keys."""
+"""The main screen: chat pane, prompt editor, status line; slash commands and keys.
+
+Keys go to the prompt editor, always: a click or a mouse selection in the chat never takes the
+focus, and PgUp/PgDn/Ctrl+Home/Ctrl+End scroll the chat from the editor. Ctrl+C aborts a run;
+when idle it copies the mouse selection (or the editor's), else it does what Textual does."""
 
 from __future__ import annotations
 
 import time
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.screen import Screen
+from textual.widgets import Static
 
 from pitui.ui.app_state import UsesApp
 from pitui.ui.commands import COMMANDS, CommandContext, run_command
 from pitui.ui.widgets.chat import ChatView
-from pitui.ui.widgets.prompt import PromptEditor
+from pitui.ui.widgets.prompt import CommandMenu, PromptEditor
 from pitui.ui.widgets.status import StatusLine
 
 DOUBLE_ESCAPE = 0.5
@@ -25,7 +32,18 @@ class MainScreen(UsesApp, Screen[None]):
         Binding("ctrl+c", "interrupt", "Abort / copy", show=False, priority=True),
         Binding("ctrl+t", "tree", "Tree"),
         Binding("f1", "help", "Help"),
+        Binding("pageup", "chat_page(-1)", "Scroll up", show=False, priority=True),
+        Binding("pagedown", "chat_page(1)", "Scroll down", show=False, priority=True),
+        Binding("ctrl+home", "chat_home", "Oldest", show=False, priority=True),
+        Binding("ctrl+end", "chat_end", "Latest", show=False, priority=True),
     ]
+    DEFAULT_CSS: ClassVar[str] = """
+    MainScreen > #new-below {
+        display: none; width: 100%; height: 1; padding: 0 2;
+        content-align: center middle; color: $text-accent; background: $boost;
+    }
+    MainScreen > #new-below.-shown { display: block; }
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,6 +52,7 @@ class MainScreen(UsesApp, Screen[None]):
     def compose(self) -> ComposeResult:
         app = self.pitui
         yield ChatView(id="chat")
+        yield NewBelowMarker(Content(NEW_BELOW), id="new-below")
         editor = PromptEditor(
             commands=sorted(COMMANDS),
             history=lambda limit: app.store.recent_user_texts(limit),
@@ -41,15 +60,20 @@ class MainScreen(UsesApp, Screen[None]):
         )
         if not app.settings.ui.cursor_blink:
             editor.cursor_blink = False
+        yield CommandMenu(editor.command_help, id="command-menu")
         yield editor
         yield StatusLine(id="status")
 
     def on_mount(self) -> None:
         self.query_one(PromptEditor).focus()
+        self.watch(self.query_one(ChatView), "new_below", self._show_new_below)
         if self.pitui.agent is not None:
             # The provider layer takes seconds to import: do it off the event loop, after the
             # first frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
+
+    def _show_new_below(self, shown: bool) -> None:
+        self.query_one(NewBelowMarker).set_class(shown, "-shown")
 
     def _preload_provider(self) -> None:
         from pitui.llm.lazy import preload
@@ -58,6 +82,11 @@ class MainScreen(UsesApp, Screen[None]):
 
     # ------------------------------------------------------------------ prompts
 
+    @on(PromptEditor.MenuChanged)
+    def on_menu_changed(self, event: PromptEditor.MenuChanged) -> None:
+        event.stop()
+        self.query_one(CommandMenu).show(event.editor, event.matches, event.index)
+
     @on(PromptEditor.Submitted)
     def on_submit(self, event: PromptEditor.Submitted) -> None:
         event.stop()
@@ -65,6 +94,7 @@ class MainScreen(UsesApp, Screen[None]):
         if text.startswith("/"):
             self.run_command(text)
             return
+        self.query_one(ChatView).jump_to_end()  # what is sent, and the reply, are in view
         with self.pitui.errors.guard("sending the prompt"):
             self.send_prompt(text)
 
@@ -113,18 +143,43 @@ class MainScreen(UsesApp, Screen[None]):
             return
         self._last_escape = now
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "interrupt":
-            # Only while the agent works; otherwise Ctrl+C copies the selection (Textual).
-            agent = self.pitui.agent
-            return agent is not None and agent.running
-        return True
-
     def action_interrupt(self) -> None:
+        """Ctrl+C: abort the run; when idle, copy the selection (the mouse selection in the
+        chat, else the editor's); with nothing selected, Textual's own Ctrl+C (a note that
+        Ctrl+Q quits)."""
         agent = self.pitui.agent
         if agent is not None and agent.running:
             agent.abort()
             self.notify("Aborted.", timeout=2)
+            return
+        text = self.get_selected_text() or self.query_one(PromptEditor).selected_text
+        if not text:
+            raise SkipAction()
+        from pitui.ui.commands import copy_text
+
+        self.notify(copy_text(self.pitui, text), markup=False, timeout=4)
+
+    # ------------------------------------------------------------------ the chat from the editor
+
+    def action_chat_page(self, step: int) -> None:
+        self.query_one(ChatView).page(step)
+
+    def action_chat_home(self) -> None:
+        self.query_one(ChatView).scroll_home(animate=False)
+
+    def action_chat_end(self) -> None:
+        self.query_one(ChatView).jump_to_end()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing that reached the screen (the focus is elsewhere, e.g. after Tab) goes into
+        the editor."""
+        editor = self.query_one(PromptEditor)
+        if event.is_printable and event.character not in (None, " ") and not editor.has_focus:
+            focused = self.focused
+            if focused is None or self.query_one(ChatView) in focused.ancestors_with_self:
+                event.stop()
+                editor.focus()
+                editor.insert(event.character)
 
     def action_tree(self) -> None:
         self.open_tree()
@@ -145,3 +200,15 @@ class MainScreen(UsesApp, Screen[None]):
 
     def action_help(self) -> None:
         self.run_command("/help")
+
+
+NEW_BELOW = "↓ new messages below · Ctrl+End"
+
+
+class NewBelowMarker(Static):
+    """Shown while the reader is scrolled up and something new arrived; a click jumps there."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        chat = self.screen.query_one(ChatView)
+        chat.jump_to_end()

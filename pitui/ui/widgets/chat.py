@@ -28,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Markdown, Static
@@ -460,13 +460,28 @@ def _argument_lines(name: str, arguments: Any, title: str = "") -> list[str]:
 # ---------------------------------------------------------------------------------- the pane
 
 
+class ChatButton(Button):
+    """ "Show N earlier/later entries": a click works it without taking the editor's focus."""
+
+    FOCUS_ON_CLICK: ClassVar[bool] = False
+
+
 class ChatView(UsesApp, VerticalScroll):
-    """Renders ``app.store``'s active branch; streams the reply in progress."""
+    """Renders ``app.store``'s active branch; streams the reply in progress.
+
+    It follows the end while the reader is at the bottom; scrolled up, it stays put and sets
+    :attr:`new_below` when something new arrives (the main screen shows a marker). A click or
+    a mouse selection never takes the focus from the prompt editor.
+    """
 
     DEFAULT_CSS: ClassVar[str] = """
     ChatView { height: 1fr; padding: 0 1 1 1; layout: stream; }
     ChatView > #load-earlier, ChatView > #load-later { width: 100%; margin: 1 0 0 0; }
     """
+    FOCUS_ON_CLICK: ClassVar[bool] = False
+
+    new_below: var[bool] = var(False)
+    """Something was added at the end while the reader was scrolled up (cleared at the end)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -506,6 +521,28 @@ class ChatView(UsesApp, VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if self._scrolled_away and new_value >= self.max_scroll_y:
             self._scrolled_away = False  # back at the end: Textual anchors again
+        if not self._scrolled_away:
+            self.new_below = False
+
+    def jump_to_end(self) -> None:
+        """Scroll to the newest entry and follow the end again (Ctrl+End, sending a prompt)."""
+        self._scrolled_away = False
+        self.new_below = False
+        self.scroll_end(animate=False)
+
+    def page(self, step: int) -> None:
+        """One screenful up (-1) or down (1); paging down onto the end follows it again."""
+        if step > 0 and self.scroll_y + self.scrollable_content_region.height >= self.max_scroll_y:
+            self.jump_to_end()
+        elif step > 0:
+            self.scroll_page_down(animate=False)
+        else:
+            self.scroll_page_up(animate=False)
+
+    def _note_new_output(self, item: object) -> None:
+        shown_at_the_end = item is not _FILL and not isinstance(item, SessionSwitched | LeafMoved)
+        if shown_at_the_end and not self.following:
+            self.new_below = True
 
     @property
     def following(self) -> bool:
@@ -553,6 +590,7 @@ class ChatView(UsesApp, VerticalScroll):
             item = await self._events.get()
             try:
                 await self._handle(item)
+                self._note_new_output(item)
             except Exception:  # never leave the pane dead: log it and show the store again
                 log.exception("chat: applying %r failed", item)
                 with contextlib.suppress(Exception):
@@ -705,7 +743,7 @@ class ChatView(UsesApp, VerticalScroll):
         self.call_after_refresh(self._events.put_nowait, _FILL)
 
     def _earlier_button(self) -> Button:
-        return Button(self._earlier_label(), id="load-earlier", compact=True)
+        return ChatButton(self._earlier_label(), id="load-earlier", compact=True)
 
     def _earlier_label(self) -> str:
         if self._hidden_before is None:
@@ -761,7 +799,7 @@ class ChatView(UsesApp, VerticalScroll):
             if gone:
                 await self.remove_children(gone)
             if dropped and self._load_later is None:
-                self._load_later = Button("", id="load-later", compact=True)
+                self._load_later = ChatButton("", id="load-later", compact=True)
                 await self.mount(self._load_later)
             if self._hidden_before == 0 and self._load_earlier is not None:
                 await self._load_earlier.remove()

@@ -1,6 +1,13 @@
-"""The prompt editor: multi-line; Enter submits, Shift+Enter or Ctrl+J adds a newline; Up on an
-empty editor recalls earlier prompts (Down walks back); ``/`` commands complete with Tab, and
-the matching commands are listed in the editor's bottom border while typing one."""
+"""The prompt editor: multi-line; Enter submits, Alt+Enter or Ctrl+J (and Shift+Enter where the
+terminal reports it) adds a newline; Up on an empty editor recalls earlier prompts (Down walks
+back); while a ``/`` command is typed, a dropdown (:class:`CommandMenu`) lists the matching
+commands with their help: Up/Down move in it, Tab or Enter complete, Esc closes it.
+
+The newline hint: when the terminal is not known to report Shift+Enter
+(:func:`pitui.ui.keys.reports_shift_enter`), the first prompt sent with Enter in a run of the
+app shows a notice once ("Alt+Enter or Ctrl+J for a newline"); Enter still sends. A
+``shift+enter`` key received at any time proves the terminal reports it (no hint, and the
+placeholder names Shift+Enter)."""
 
 from __future__ import annotations
 
@@ -12,7 +19,10 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import TextArea
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from pitui.ui.keys import NEWLINE_HINT, NEWLINE_KEYS, reports_shift_enter
 
 MAX_HISTORY = 500
 
@@ -31,13 +41,23 @@ class PromptEditor(TextArea):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "submit", "Send", priority=True),
-        Binding("ctrl+j,shift+enter", "newline", "Newline", priority=True),
+        Binding(NEWLINE_KEYS, "newline", "Newline", priority=True),
+        Binding("shift+enter", "shift_newline", "Newline", show=False, priority=True),
         Binding("tab", "complete", "Complete command", show=False),
     ]
 
     @dataclass
     class Submitted(Message):
         text: str
+
+    @dataclass
+    class MenuChanged(Message):
+        """The command dropdown's content: ``/name`` matches and the highlighted index
+        (no matches: the dropdown is closed)."""
+
+        editor: PromptEditor
+        matches: list[str]
+        index: int
 
     def __init__(
         self,
@@ -53,7 +73,6 @@ class PromptEditor(TextArea):
             tab_behavior="focus",
             **kwargs,  # type: ignore[arg-type]
         )
-        self.placeholder = "Ask anything · / for commands · Esc Esc for the tree"
         self.command_help: dict[str, str] = (
             dict(commands) if isinstance(commands, Mapping) else _known_help(commands or [])
         )
@@ -61,6 +80,18 @@ class PromptEditor(TextArea):
         self._history_source = history
         self._history: list[str] | None = None
         self._history_index: int | None = None
+        self.shift_enter_reported = reports_shift_enter()
+        """The terminal tells Shift+Enter from Enter (kitty protocol, or one was received)."""
+        self.newline_hint_shown = False
+        self._menu: list[str] = []  # the dropdown's /name matches (empty: closed)
+        self._menu_index = 0
+        self._menu_moved = False  # Up/Down chose an entry (Tab then takes it)
+        self._menu_closed_for: str | None = None  # Esc closed the dropdown for this text
+        self._set_placeholder()
+
+    def _set_placeholder(self) -> None:
+        newline = "Shift+Enter" if self.shift_enter_reported else "Alt+Enter"
+        self.placeholder = f"Ask anything · / commands · {newline} newline · Esc Esc tree"
 
     @property
     def prompt_history(self) -> list[str]:
@@ -78,9 +109,13 @@ class PromptEditor(TextArea):
     # ------------------------------------------------------------------ submitting
 
     def action_submit(self) -> None:
+        if self._menu and self._take_menu_entry(run=True):
+            return
         text = self.text.strip()
         if not text:
             return
+        if not text.startswith("/"):
+            self._hint_newline()
         history = self.prompt_history
         if not history or history[-1] != text:
             history.append(text)
@@ -88,6 +123,24 @@ class PromptEditor(TextArea):
         self._history_index = None
         self.text = ""
         self.post_message(self.Submitted(text))
+
+    def _hint_newline(self) -> None:
+        """Once per run of the app, when the terminal sends Shift+Enter as Enter."""
+        if self.shift_enter_reported or self.newline_hint_shown:
+            return
+        self.newline_hint_shown = True
+        self.notify(
+            f"Enter sends the prompt. {NEWLINE_HINT} (this terminal sends Shift+Enter as Enter).",
+            title="Newline",
+            timeout=8,
+            markup=False,
+        )
+
+    def action_shift_newline(self) -> None:
+        if not self.shift_enter_reported:
+            self.shift_enter_reported = True  # the terminal reports it after all
+            self._set_placeholder()
+        self.action_newline()
 
     def action_newline(self) -> None:
         if self.read_only:
@@ -111,46 +164,109 @@ class PromptEditor(TextArea):
         return super().check_action(action, parameters)
 
     def action_complete(self) -> None:
+        """Tab: the common part of the matches when it is longer than what is typed, else the
+        highlighted entry of the dropdown (the first one unless Up/Down moved)."""
         matches = [m[1:] for m in self.completions()]
         if not matches:
             return
         if len(matches) == 1:
             self._set_text(f"/{matches[0]} ")
             return
-        prefix = matches[0]
-        for match in matches[1:]:
-            while not match.startswith(prefix):
-                prefix = prefix[:-1]
-        if len(prefix) > len(self.text) - 1:
+        prefix = common_prefix(matches)
+        if len(prefix) > len(self.text) - 1 and not self._menu_moved:
             self._set_text(f"/{prefix}")
+            return
+        self._take_menu_entry(run=False)
+
+    def complete_to(self, name: str, *, run: bool = False) -> None:
+        """Put ``/name`` in the editor (a click in the dropdown); ``run``: send it too, when the
+        command takes no argument."""
+        usage = self.command_usage.get(name, "")
+        if run and not usage:
+            self._set_text(f"/{name}")
+            self.action_submit_text()
+        else:
+            self._set_text(f"/{name} ")
+        self.focus()
+
+    def action_submit_text(self) -> None:
+        """Submit what is typed, whatever the dropdown shows."""
+        self._close_menu()
+        self.action_submit()
+
+    def _take_menu_entry(self, *, run: bool) -> bool:
+        """Complete to the highlighted dropdown entry. With ``run`` (Enter): a command typed in
+        full, or one that takes no argument, is sent; False: nothing was taken."""
+        if not self._menu:
+            return False
+        name = self._menu[min(self._menu_index, len(self._menu) - 1)][1:]
+        typed = self.text.strip()[1:]
+        if run and typed == name:
+            self._close_menu()
+            return False  # the command as typed: send it
+        self.complete_to(name, run=run)
+        return True
+
+    @property
+    def command_usage(self) -> dict[str, str]:
+        return _known_usage(self.commands)
+
+    @property
+    def menu(self) -> list[str]:
+        """The dropdown's entries (``/name``); empty when it is closed."""
+        return list(self._menu)
+
+    @property
+    def menu_index(self) -> int:
+        return self._menu_index
 
     def _update_hint(self) -> None:
         matches = self.completions()
-        if not matches:
-            self.border_subtitle = None
-            return
-        if len(matches) == 1:
-            name = matches[0][1:]
-            help_text = self.command_help.get(name, "")
-            hint = f"{matches[0]} · {help_text}" if help_text else matches[0]
-            if self.text.rstrip() != matches[0]:
-                hint += " · Tab completes"
+        if self._history_index is not None or self.text == self._menu_closed_for:
+            matches = []  # a recalled prompt, or Esc closed the dropdown for this text
         else:
-            hint = " ".join(matches)
-        self.border_subtitle = Content(hint)
+            self._menu_closed_for = None
+        if matches != self._menu:
+            self._menu = matches
+            self._menu_index = 0
+            self._menu_moved = False
+            self.post_message(self.MenuChanged(self, list(matches), 0))
+        self.border_subtitle = (
+            Content("↑↓ choose · Tab complete · Enter run · Esc close") if matches else None
+        )
+
+    def _move_menu(self, step: int) -> None:
+        self._menu_index = (self._menu_index + step) % len(self._menu)
+        self._menu_moved = True
+        self.post_message(self.MenuChanged(self, list(self._menu), self._menu_index))
+
+    def _close_menu(self) -> None:
+        if self._menu:
+            self._menu = []
+            self._menu_closed_for = self.text
+            self.border_subtitle = None
+            self.post_message(self.MenuChanged(self, [], 0))
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self._update_hint()
         if self._history_index is not None and (
             self._history_index >= len(self.prompt_history)
             or self.text != self.prompt_history[self._history_index]
         ):
             # Editing a recalled prompt makes it a new draft.
             self._history_index = None
+        self._update_hint()
 
     # ------------------------------------------------------------------ history
 
     async def _on_key(self, event: events.Key) -> None:
+        if self._menu and event.key in ("up", "down", "escape"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "escape":
+                self._close_menu()
+            else:
+                self._move_menu(-1 if event.key == "up" else 1)
+            return
         if event.key == "up" and self._recall(-1):
             event.stop()
             event.prevent_default()
@@ -208,6 +324,71 @@ def _dedupe(texts: list[str]) -> list[str]:
         if text and (not out or out[-1] != text):
             out.append(text)
     return out
+
+
+def common_prefix(names: list[str]) -> str:
+    """The longest common beginning of ``names``."""
+    prefix = names[0] if names else ""
+    for name in names[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix
+
+
+def _known_usage(names: Iterable[str]) -> dict[str, str]:
+    """The argument synopsis of each of the app's slash commands ("" when it takes none)."""
+    try:
+        from pitui.ui.commands import COMMANDS
+    except ImportError:  # pragma: no cover - the commands module is part of the app
+        return {}
+    return {name: COMMANDS[name].usage for name in names if name in COMMANDS}
+
+
+class CommandMenu(OptionList, can_focus=False):
+    """The slash-command dropdown above the editor: ``/name  help``, one line each. It never
+    takes the focus (keys stay in the editor, which drives it); a click completes."""
+
+    DEFAULT_CSS: ClassVar[str] = """
+    CommandMenu {
+        display: none; height: auto; max-height: 8;
+        border: none; padding: 0 1; margin: 0 1;
+        background: $panel;
+    }
+    CommandMenu.-open { display: block; }
+    CommandMenu > .option-list--option-highlighted {
+        color: $block-cursor-foreground; background: $block-cursor-background;
+        text-style: $block-cursor-text-style;
+    }
+    """
+
+    def __init__(self, help_text: Mapping[str, str], **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.help_text = dict(help_text)
+        self.editor: PromptEditor | None = None
+
+    def show(self, editor: PromptEditor, matches: list[str], index: int) -> None:
+        self.editor = editor
+        names = [m[1:] for m in matches]
+        if [o.id for o in self.options] != names:
+            width = max((len(m) for m in matches), default=0) + 2
+            self.set_options(
+                Option(
+                    Content.assemble(
+                        (match.ljust(width), "bold"),
+                        (self.help_text.get(match[1:], ""), "dim"),
+                    ),
+                    id=match[1:],
+                )
+                for match in matches
+            )
+        self.set_class(bool(matches), "-open")
+        if matches:
+            self.highlighted = index
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if self.editor is not None and event.option.id:
+            self.editor.complete_to(event.option.id)
 
 
 def _known_help(names: Iterable[str]) -> dict[str, str]:

@@ -1,0 +1,64 @@
+"""What the terminal tells pitui about Enter with a modifier.
+
+Most terminals send the same byte (CR) for Enter and Shift+Enter; only those speaking the kitty
+keyboard protocol (CSI u, which Textual turns on) report ``shift+enter``. Alt+Enter is sent as
+ESC CR by xterm, GNOME Terminal, tmux and the rest, which Textual reads as a plain Enter: the
+sequence is taught to Textual's key table here, so Alt+Enter is a newline everywhere.
+
+The rule for the one-time newline hint (see :class:`pitui.ui.widgets.prompt.PromptEditor`):
+Shift+Enter counts as reported when the terminal is one known to speak the kitty protocol
+(from ``TERM``, ``TERM_PROGRAM`` and friends, and not inside tmux or screen, which do not pass
+it on), or as soon as a ``shift+enter`` key has been received.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+NEWLINE_KEYS = "ctrl+j,alt+enter"  # and shift+enter (PromptEditor notes that it came)
+NEWLINE_HINT = "Alt+Enter or Ctrl+J for a newline"
+
+# Terminals that speak the kitty keyboard protocol (they report Shift+Enter as such).
+_KITTY_TERMS = ("kitty", "ghostty", "foot", "wezterm", "alacritty", "rio")
+_KITTY_PROGRAMS = ("wezterm", "ghostty", "kitty", "rio", "alacritty")
+_KITTY_VARIABLES = ("KITTY_WINDOW_ID", "WEZTERM_PANE", "GHOSTTY_RESOURCES_DIR")
+
+
+def reports_shift_enter(env: Mapping[str, str] | None = None) -> bool:
+    """True when the terminal is known to tell Shift+Enter from Enter (kitty protocol)."""
+    env = os.environ if env is None else env
+    term = env.get("TERM", "").lower()
+    if env.get("TMUX") or term.startswith(("screen", "tmux")):
+        return False  # the multiplexer sends CR for both, whatever the outer terminal does
+    program = env.get("TERM_PROGRAM", "").lower()
+    return (
+        any(name in term for name in _KITTY_TERMS)
+        or any(name in program for name in _KITTY_PROGRAMS)
+        or any(env.get(name) for name in _KITTY_VARIABLES)
+    )
+
+
+@dataclass(frozen=True)
+class _KeyName:
+    """Stands in for a ``textual.keys.Keys`` member in Textual's sequence table."""
+
+    value: str
+
+
+_EXTRA_SEQUENCES = {
+    "\x1b\r": "alt+enter",  # ESC CR: Alt+Enter in xterm, GNOME Terminal, tmux, ...
+}
+
+
+def teach_textual_enter_keys() -> None:
+    """Add the sequences above to Textual's key table (idempotent; does not override)."""
+    try:
+        from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+    except ImportError:  # pragma: no cover - Textual moved its table: Ctrl+J still works
+        return
+    table = cast(dict[str, Any], ANSI_SEQUENCES_KEYS)
+    for sequence, name in _EXTRA_SEQUENCES.items():
+        table.setdefault(sequence, (_KeyName(name),))
