@@ -91,9 +91,11 @@ async def test_abort_before_any_output_says_only_that(
     llm.script(tool_call("bash", {"command": "sleep 30"}))
     agent = make_agent(tmp_path, llm)
     agent.subscribe(
-        lambda e: asyncio.get_running_loop().call_later(0.3, agent.abort)
-        if type(e).__name__ == "ToolStart"
-        else None
+        lambda e: (
+            asyncio.get_running_loop().call_later(0.3, agent.abort)
+            if type(e).__name__ == "ToolStart"
+            else None
+        )
     )
     result = await asyncio.wait_for(agent.prompt("go"), timeout=20)
     assert result.aborted

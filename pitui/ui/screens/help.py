@@ -22,6 +22,7 @@ KEYS = [
     ("Esc", "abort the reply; twice on an empty prompt: open the tree"),
     ("Ctrl+C", "abort the reply (when idle: copy the selection)"),
     ("Ctrl+T", "open the session tree"),
+    ("Ctrl+O", "expand or collapse all tool blocks"),
     ("Ctrl+P", "command palette"),
     ("Ctrl+Q", "quit"),
 ]
