@@ -2,9 +2,10 @@
 
 :class:`LiveTail` keeps the last ``LIVE_LINES`` lines (each cut at ``LINE_CHARS``) of what the
 agent's ``ToolOutput`` events carried and counts the rest, so memory and the cost of a frame
-stay the same however much a command prints. Lines are sanitized when they are shown (SGR
-colours kept, every other escape removed), so a sequence split across two events is joined
-again before it is judged.
+stay the same however much a command prints. Lines are sanitized when they are first shown
+(SGR colours kept, every other escape removed; a sequence split across two events is joined
+again before it is judged) and kept converted, so a frame converts only the lines that are new
+on screen.
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from collections import deque
 
 from rich.text import Text
 
-from pitui.ui.sanitize import tool_output_text
+from pitui.text import keep_sgr_only
 
 LIVE_LINES = 200
-LINE_CHARS = 2000
+LINE_CHARS = 1000
 
 
 class LiveTail:
     def __init__(self, max_lines: int = LIVE_LINES, line_chars: int = LINE_CHARS) -> None:
         self._lines: deque[str] = deque(maxlen=max_lines)
+        self._shown: dict[int, Text] = {}  # converted complete lines, by their line number
         self._partial = ""  # the line being written (no line break yet)
         self._line_chars = line_chars
         self.breaks = 0  # line breaks received (or counted as left out)
@@ -51,14 +53,33 @@ class LiveTail:
 
     def tail(self, count: int) -> list[Text]:
         """The last ``count`` lines, sanitized, with colours."""
-        raw = list(self._lines)
-        if self._partial:
-            raw.append(self._partial)
-        raw = raw[-count:] if count > 0 else []
-        while raw and not raw[-1].strip():
-            raw.pop()
-        if not raw:
+        if count <= 0:
             return []
-        text = tool_output_text("\n".join(raw))
-        text.expand_tabs(4)
-        return list(text.split("\n", allow_blank=True))
+        kept = len(self._lines)
+        first = self.breaks - kept  # the line number of the oldest kept line
+        complete = min(kept, count - (1 if self._partial else 0))
+        shown: dict[int, Text] = {}
+        lines: list[Text] = []
+        for index in range(kept - complete, kept):
+            number = first + index
+            line = self._shown.get(number)
+            if line is None:
+                line = _convert(self._lines[index])
+            shown[number] = line
+            lines.append(line)
+        self._shown = shown  # only what is on screen stays converted
+        if self._partial:
+            lines.append(_convert(self._partial))
+        while lines and not lines[-1].plain.strip():
+            lines.pop()
+        return lines
+
+
+def _convert(line: str) -> Text:
+    """One line of output as ``Text``: SGR colours as styles, every other escape removed."""
+    cleaned = keep_sgr_only(line)
+    text = Text.from_ansi(cleaned) if "\x1b" in cleaned else Text(cleaned)
+    text.expand_tabs(4)
+    if "\n" in text.plain:  # a lone CR or a Unicode line separator became one
+        text = Text(" ").join(text.split("\n"))
+    return text

@@ -326,3 +326,23 @@ async def test_ctrl_o_expands_and_collapses_every_tool_block(
         await pilot.pause()
         assert not any(b.expanded for b in app.query(ToolBlock))
         assert ("Ctrl+O", "expand or collapse all tool blocks") in KEYS
+
+
+def test_live_tail_is_bounded_and_converts_each_line_once() -> None:
+    from pitui.ui.live_output import LIVE_LINES, LiveTail
+
+    tail = LiveTail()
+    for n in range(1, 1001):
+        tail.feed(f"\x1b[32m{n}\x1b[0m\n")
+    tail.feed("progress 10%\rprogress 20%")  # a line being rewritten in place
+    first = tail.tail(3)
+    assert [line.plain for line in first] == ["999", "1000", "progress 20%"]
+    assert str(first[0].spans[0].style) == "color(2)"  # green
+    again = tail.tail(3)
+    assert again[0] is first[0]  # not converted again
+    assert tail.line_count == 1001 and tail.dropped == 1000 - LIVE_LINES
+    tail.feed("x" * 5000 + "\n")
+    assert len(tail.tail(1)[0].plain) == 1000
+    tail.feed("fresh\n", omitted_lines=500, cut=True)
+    assert [line.plain for line in tail.tail(5)] == ["fresh"]
+    assert tail.line_count == 1000 + 1 + 500 + 1

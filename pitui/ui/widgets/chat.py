@@ -338,6 +338,7 @@ class ToolBlock(Widget, can_focus=True):
         self._output: list[Text] = []
         self._live: LiveTail | None = None
         self._live_timer: Timer | None = None
+        self._live_cost = 0.0  # seconds the last live update took to prepare
         self._header = Static(classes="tool-header")
         self._args_view = Static(classes="tool-args")
         self._body_view = Static(classes="tool-body")
@@ -384,12 +385,16 @@ class ToolBlock(Widget, can_focus=True):
             self._live = LiveTail()
         self._live.feed(text, omitted_lines, cut)
         if self._live_timer is None and self.is_mounted:
-            self._live_timer = self.set_timer(FRAME, self._show_live)
+            # A frame, or longer when showing took long (heavily coloured long lines): the
+            # live view never takes more than about a fifth of the event loop's time.
+            self._live_timer = self.set_timer(max(FRAME, 4 * self._live_cost), self._show_live)
 
     def _show_live(self) -> None:
         self._live_timer = None
         if self.running:
+            start = time.perf_counter()
             self._render_parts()
+            self._live_cost = time.perf_counter() - start
 
     @property
     def live_lines(self) -> int:
