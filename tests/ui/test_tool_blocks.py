@@ -341,8 +341,8 @@ def test_live_tail_is_bounded_and_converts_each_line_once() -> None:
     again = tail.tail(3)
     assert again[0] is first[0]  # not converted again
     assert tail.line_count == 1001 and tail.dropped == 1000 - LIVE_LINES
-    tail.feed("x" * 5000 + "\n")
-    assert len(tail.tail(1)[0].plain) == 1000
+    tail.feed("x" * 5000 + "\n")  # ends the rewritten line: what the terminal shows, cut
+    assert tail.tail(1)[0].plain == "progress 20%" + "x" * (1000 - len("progress 10%\r") - 12)
     tail.feed("fresh\n", omitted_lines=500, cut=True)
     assert [line.plain for line in tail.tail(5)] == ["fresh"]
     assert tail.line_count == 1000 + 1 + 500 + 1
