@@ -149,15 +149,19 @@ async def test_a_flood_of_output_keeps_a_bounded_tail_on_screen(
         assert block.live_lines == 100000
         more = shown(block, ".tool-more")
         assert more == "▼ 99995 more lines (click or Enter to expand)"
-        # Expanded: the kept tail (bounded) with a note of what came before.
-        await pilot.press("ctrl+o")
+        # Expanded (a click): the kept tail (bounded) with a note of what came before.
+        await pilot.click(block, offset=(4, 0))
         await pilot.pause(0.1)
+        assert block.expanded
         lines = shown(block).splitlines()
         assert len(lines) == 201
         assert lines[0] == "… 99800 earlier lines (all of them are in the result at the end)"
         assert lines[1:] == [str(n) for n in range(99801, 100001)]
         await pilot.press("escape")
         await settle(pilot, app)
+        stored = app.query_one(ToolBlock)
+        assert stored is not block and stored.expanded  # the result stays expanded
+        assert shown(stored).splitlines()[-1] == "Command aborted"
 
 
 # ---------------------------------------------------------------------------------- edits

@@ -895,6 +895,9 @@ class ChatView(UsesApp, VerticalScroll):
             running = self._running_tools.pop(str(message.get("toolCallId")), None)
             if running is not None:
                 replaced = [running]
+                for block in blocks:  # the reader expanded it while it ran: keep it so
+                    if isinstance(block, ToolBlock) and running.expanded:
+                        block.set_reactive(ToolBlock.expanded, True)
         self._mounted.append((entry_id, blocks))
         with self.app.batch_update():
             if kept is not None:
