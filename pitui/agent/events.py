@@ -31,6 +31,22 @@ class ToolStart:
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """Output a running tool produced since its last ``ToolOutput`` (the bash tool's output as
+    it is read; credential values already redacted; not sanitized: renderers do that).
+
+    Emitted at most every ``OUTPUT_INTERVAL`` seconds per call. When the command printed faster
+    than that, only the newest part is sent: ``omitted_lines`` line breaks were left out
+    before ``text``, and ``cut`` says ``text`` does not continue the previous event's text.
+    """
+
+    call_id: str
+    text: str
+    omitted_lines: int = 0
+    cut: bool = False
+
+
+@dataclass(frozen=True)
 class ToolEnd:
     call_id: str
     name: str
@@ -85,6 +101,7 @@ AgentEvent = (
     | MessageDelta
     | MessageEnd
     | ToolStart
+    | ToolOutput
     | ToolEnd
     | RetryScheduled
     | RunError

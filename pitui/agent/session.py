@@ -33,12 +33,14 @@ from pitui.agent.events import (
 )
 from pitui.agent.navigation import NavigateResult, navigate
 from pitui.agent.system_prompt import build_sections, system_patch
+from pitui.agent.tool_output import ToolOutputStream
 from pitui.agent.tools import (
     ToolContext,
     ToolResult,
     default_tools,
     execute,
     kill_running_commands,
+    redact_result,
 )
 from pitui.agent.tools.base import Tool
 from pitui.agent.tools.environment import pass_env_names, tool_environment
@@ -628,13 +630,34 @@ class AgentSession:
                     is_error=True,
                 )
             else:
-                try:
-                    outcome = await execute(tool, arguments, self._context())
-                except asyncio.CancelledError:
-                    cancelled = ToolResult([{"type": "text", "text": CANCELLED_TOOL}], True)
-                    self._store_tool_result(call_id, name, cancelled, result)
-                    raise
+                outcome = await self._run_tool(tool, call_id, name, arguments, result)
             self._store_tool_result(call_id, name, outcome, result)
+
+    async def _run_tool(
+        self,
+        tool: Tool,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        result: RunResult,
+    ) -> ToolResult:
+        """Run one call; its output is shown live (:class:`ToolOutput`). When it is aborted,
+        what it had (the output a command printed) is stored with the abort noted."""
+        ctx = self._context()
+        live = ToolOutputStream(call_id, ctx.redactor(), self._emit)
+        ctx.on_output = live.feed
+        try:
+            return await execute(tool, arguments, ctx)
+        except asyncio.CancelledError:
+            live.close()
+            if ctx.partial is not None:
+                cancelled = redact_result(ctx.partial, ctx.redactor())
+            else:
+                cancelled = ToolResult([{"type": "text", "text": CANCELLED_TOOL}], True)
+            self._store_tool_result(call_id, name, cancelled, result)
+            raise
+        finally:
+            live.close()
 
     def _store_tool_result(
         self, call_id: str, name: str, outcome: ToolResult, result: RunResult

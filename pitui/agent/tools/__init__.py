@@ -17,6 +17,7 @@ from pitui.agent.tools.base import (
     ToolError,
     ToolResult,
     execute,
+    redact_result,
     resolve_path,
     validate_arguments,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "default_tools",
     "execute",
     "kill_running_commands",
+    "redact_result",
     "resolve_path",
     "run_command",
     "tools_by_name",

@@ -16,7 +16,7 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +35,18 @@ class ToolContext:
 
     ``env`` is the environment commands get (default: pitui's own without credential
     variables); ``secrets`` maps key values to their variable names for redaction (default:
-    the credential values in pitui's environment).
+    the credential values in pitui's environment). ``on_output`` receives output as a tool
+    produces it (the bash tool: decoded text as it is read, not redacted: the caller does
+    that). A tool that is cancelled with something worth keeping (the output a command printed
+    before an abort) leaves it in ``partial``; the caller stores it instead of a bare note.
     """
 
     cwd: Path
     output_dir: Path
     env: Mapping[str, str] | None = None
     secrets: Mapping[str, str] | None = None
+    on_output: Callable[[str], None] | None = None
+    partial: ToolResult | None = None
 
     def command_env(self) -> dict[str, str]:
         return dict(self.env) if self.env is not None else tool_environment(os.environ, ())
@@ -259,7 +264,11 @@ async def execute(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
     ``KeyboardInterrupt``), which propagate after the tool has cleaned up.
     """
     result = await _execute(tool, args, ctx)
-    redactor = ctx.redactor()
+    return redact_result(result, ctx.redactor())
+
+
+def redact_result(result: ToolResult, redactor: Redactor) -> ToolResult:
+    """``result`` with the known key values replaced (text, details, error messages)."""
     if not redactor:
         return result
     return ToolResult(

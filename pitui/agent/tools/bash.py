@@ -14,7 +14,10 @@ The command's environment is pitui's without credential variables (see
 
 Output is streamed. Up to 2000 lines / 50 KB it is kept whole; beyond that the full output goes
 to a file (mode 0600) in ``ctx.output_dir`` as it arrives, and only the first 20% and the last 80%
-of the budget are kept in memory, joined by ``... [N lines truncated] ...``.
+of the budget are kept in memory, joined by ``... [N lines truncated] ...``. Each piece read is
+also passed to ``ctx.on_output`` (the agent shows it live). When the command is aborted, what
+it printed so far is kept: ``ctx.partial`` holds it with ``Command aborted`` (as pi 1.6 stores
+it) and the cancellation propagates.
 """
 
 from __future__ import annotations
@@ -409,13 +412,15 @@ async def run_command(
     timeout: float | None = DEFAULT_TIMEOUT,
     on_output: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
+    on_cancel: Callable[[CommandResult], None] | None = None,
 ) -> CommandResult:
     """Run ``command`` with ``bash -c`` (see the module docstring); never leaves it running.
 
     ``env`` is the command's environment (default: pitui's without credential variables, see
     :mod:`pitui.agent.tools.environment`). ``on_output`` receives decoded output as it arrives.
     Raises :class:`ToolError` if the shell cannot be started; :class:`asyncio.CancelledError`
-    propagates after the group is killed.
+    propagates after the group is killed, once ``on_cancel`` got the output read until then
+    (its full-output file, if any, is kept; without ``on_cancel`` it is deleted).
     """
     if not cwd.is_dir():
         raise ToolError(f"The working directory {cwd} does not exist.")
@@ -423,7 +428,7 @@ async def run_command(
     proc = await _spawn(command, cwd, env)
     _running_groups.add(proc.pid)
     try:
-        return await _supervise(proc, output_dir, timeout, on_output)
+        return await _supervise(proc, output_dir, timeout, on_output, on_cancel)
     finally:
         if proc.returncode is not None and not group_alive(proc.pid):
             _running_groups.discard(proc.pid)
@@ -434,12 +439,14 @@ async def _supervise(
     output_dir: Path,
     timeout: float | None,
     on_output: Callable[[str], None] | None,
+    on_cancel: Callable[[CommandResult], None] | None = None,
 ) -> CommandResult:
     assert proc.stdout is not None
     window = OutputWindow(output_dir)
     reader = asyncio.create_task(_pump(proc.stdout, window, on_output))
     timed_out = False
     finished = False
+    cancelled = False
     try:
         try:
             async with asyncio.timeout(timeout):
@@ -459,6 +466,9 @@ async def _supervise(
                 await reader
             _close_transport(proc)
         finished = True
+    except asyncio.CancelledError:
+        cancelled = True
+        raise
     finally:
         if not finished:
             try:
@@ -469,8 +479,18 @@ async def _supervise(
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await reader
                 _close_transport(proc)
-                window.discard()
+                if cancelled and on_cancel is not None:
+                    window.close()
+                    on_cancel(_command_result(window, proc, timed_out=False))
+                else:
+                    window.discard()
     window.close()
+    return _command_result(window, proc, timed_out=timed_out)
+
+
+def _command_result(
+    window: OutputWindow, proc: asyncio.subprocess.Process, *, timed_out: bool
+) -> CommandResult:
     code = proc.returncode
     exit_code: int | None
     if timed_out:
@@ -496,16 +516,25 @@ def format_seconds(seconds: float) -> str:
     return f"{text} second" if text == "1" else f"{text} seconds"
 
 
-def format_command_result(result: CommandResult, timeout: float | None) -> str:
-    """The text the model reads: output, truncation note, then exit code or timeout."""
-    parts = [result.output.rstrip("\n") or "(no output)"]
+ABORTED = "Command aborted"
+
+
+def format_command_result(
+    result: CommandResult, timeout: float | None, *, aborted: bool = False
+) -> str:
+    """The text the model reads: output, truncation note, then exit code, timeout or abort
+    (an aborted command without output is only ``Command aborted``, as in pi 1.6)."""
+    output = result.output.rstrip("\n")
+    parts = [output] if output else [] if aborted else ["(no output)"]
     if result.truncated:
         if result.full_output_path is not None:
             parts.append(f"[Output truncated. Full output: {result.full_output_path}]")
         else:
             reason = result.save_error or "unknown error"
             parts.append(f"[Output truncated. The full output could not be saved: {reason}]")
-    if result.timed_out:
+    if aborted:
+        parts.append(ABORTED)
+    elif result.timed_out:
         parts.append(f"Command timed out after {format_seconds(timeout or 0)}")
     else:
         parts.append(f"exit code: {result.exit_code}")
@@ -540,22 +569,34 @@ class BashTool(Tool):
         timeout = args.get("timeout", DEFAULT_TIMEOUT)
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise ToolError(f"The timeout must be a positive number of seconds, not {timeout}.")
+
+        def keep_partial(partial: CommandResult) -> None:
+            ctx.partial = _tool_result(partial, timeout, aborted=True)
+
         result = await run_command(
             command,
             cwd=ctx.cwd,
             output_dir=ctx.output_dir,
             timeout=float(timeout),
             env=ctx.command_env(),
+            on_output=ctx.on_output,
+            on_cancel=keep_partial,
         )
-        details: dict[str, Any] = {
-            "exitCode": result.exit_code,
-            "truncated": result.truncated,
-            "timedOut": result.timed_out,
-        }
-        if result.full_output_path is not None:
-            details["fullOutputPath"] = str(result.full_output_path)
-        return ToolResult.from_text(
-            format_command_result(result, timeout),
-            is_error=result.timed_out,
-            details=details,
-        )
+        return _tool_result(result, timeout, aborted=False)
+
+
+def _tool_result(result: CommandResult, timeout: float, *, aborted: bool) -> ToolResult:
+    details: dict[str, Any] = {
+        "exitCode": None if aborted else result.exit_code,
+        "truncated": result.truncated,
+        "timedOut": result.timed_out,
+    }
+    if aborted:
+        details["aborted"] = True
+    if result.full_output_path is not None:
+        details["fullOutputPath"] = str(result.full_output_path)
+    return ToolResult.from_text(
+        format_command_result(result, timeout, aborted=aborted),
+        is_error=result.timed_out or aborted,
+        details=details,
+    )

@@ -107,6 +107,14 @@ class Redactor:
                 value = value.replace(secret, f"[redacted {name}]")
         return value
 
+    def stream(self) -> StreamRedactor:
+        """A redactor for text that arrives in pieces (a value may be split across two)."""
+        return StreamRedactor(self)
+
+    @property
+    def secrets(self) -> list[str]:
+        return [secret for secret, _ in self._pairs]
+
     def value(self, value: Any) -> Any:
         """A copy of a JSON-like value with every string redacted (iterative: any depth)."""
         if isinstance(value, str):
@@ -131,3 +139,35 @@ class Redactor:
                 else:
                     target.append(child)
         return root
+
+
+class StreamRedactor:
+    """:meth:`Redactor.text` for streamed text: the end of a piece that could be the start of
+    a secret value is held back until the next piece shows whether it is one."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._secrets = redactor.secrets
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        if not self._secrets:
+            return text
+        text = self._redactor.text(self._held + text)
+        hold = self._open_prefix(text)
+        self._held = text[len(text) - hold :] if hold else ""
+        return text[: len(text) - hold]
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return held
+
+    def _open_prefix(self, text: str) -> int:
+        """The length of the longest end of ``text`` that a secret value starts with."""
+        longest = 0
+        for secret in self._secrets:
+            for size in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text.endswith(secret[:size]):
+                    longest = size
+                    break
+        return longest

@@ -26,6 +26,7 @@ KEYS = [
     ("PgUp, PgDn", "scroll the chat (keys stay in the prompt)"),
     ("Ctrl+Home, Ctrl+End", "oldest shown / latest message (follows new output again)"),
     ("Ctrl+T", "open the session tree"),
+    ("Ctrl+O", "expand or collapse all tool blocks"),
     ("Ctrl+P", "command palette"),
     ("Ctrl+Q", "quit"),
 ]

@@ -31,6 +31,7 @@ class MainScreen(UsesApp, Screen[None]):
         Binding("escape", "escape", "Abort / tree (twice)", show=True),
         Binding("ctrl+c", "interrupt", "Abort / copy", show=False, priority=True),
         Binding("ctrl+t", "tree", "Tree"),
+        Binding("ctrl+o", "toggle_tools", "Expand/collapse tools"),
         Binding("f1", "help", "Help"),
         Binding("pageup", "chat_page(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "chat_page(1)", "Scroll down", show=False, priority=True),
@@ -197,6 +198,9 @@ class MainScreen(UsesApp, Screen[None]):
             if editor_text and not editor.text:
                 editor.set_text(editor_text)
             editor.focus()
+
+    def action_toggle_tools(self) -> None:
+        self.query_one(ChatView).toggle_tools()
 
     def action_help(self) -> None:
         self.run_command("/help")

@@ -37,6 +37,7 @@ from pitui.agent.events import (
     MessageDelta,
     MessageStart,
     RunEnded,
+    ToolOutput,
     ToolStart,
 )
 from pitui.deepjson import clip
@@ -46,6 +47,8 @@ from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import content_images, content_text, is_conversation, tool_calls
 from pitui.text import StreamSanitizer, strip_escapes
 from pitui.ui.app_state import UsesApp
+from pitui.ui.file_changes import edit_diff, write_preview
+from pitui.ui.live_output import LIVE_LINES, LiveTail
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.sanitize import tool_output_text
 
@@ -60,6 +63,7 @@ FRAME = 1 / 30  # streamed text reaches the screen at most this often (seconds)
 _FLUSH = object()  # queue marker: show the pending streamed text
 _FILL = object()  # queue marker: mount the rest of a fresh window
 ARG_PREVIEW_LINES = 3
+BODY_PREVIEW_LINES = 12  # an edit's diff, a write's first lines
 OUTPUT_PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 400
 SHELL_TOOLS = frozenset({"bash"})
@@ -277,8 +281,9 @@ class SummaryBlock(Collapsible):
 
 
 class ToolBlock(Widget, can_focus=True):
-    """A tool call: header, arguments and result. Long ones show a preview until expanded
-    (click, or Enter when focused)."""
+    """A tool call: header, arguments, a body (an edit's diff, a write's file preview) and the
+    result. Long ones show a preview until expanded (click, Enter when focused, or Ctrl+O for
+    every block). A running bash command shows the tail of its output as it arrives."""
 
     DEFAULT_CSS: ClassVar[str] = """
     ToolBlock {
@@ -310,6 +315,8 @@ class ToolBlock(Widget, can_focus=True):
         is_error: bool = False,
         shell: bool = False,
         title: str | None = None,
+        details: Any = None,
+        expanded: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -318,18 +325,33 @@ class ToolBlock(Widget, can_focus=True):
         self.is_error = is_error
         self.shell = shell
         self.tool_title = strip_escapes(title or tool_call_text(name, arguments))
-        self._args = _argument_lines(name, arguments, self.tool_title)
+        self._body: list[Text] = []
+        if name == "edit" and _edits_text(arguments):
+            self._body = edit_diff(arguments, details)
+            self._args = _argument_lines(name, _without(arguments, _EDIT_KEYS), self.tool_title)
+        elif name == "write" and isinstance(_get(arguments, "content"), str):
+            self._body, summary = write_preview(arguments)
+            rest = _argument_lines(name, _without(arguments, {"content"}), self.tool_title)
+            self._args = [summary, *rest]
+        else:
+            self._args = _argument_lines(name, arguments, self.tool_title)
         self._output: list[Text] = []
+        self._live: LiveTail | None = None
+        self._live_timer: Timer | None = None
+        self._live_cost = 0.0  # seconds the last live update took to prepare
         self._header = Static(classes="tool-header")
         self._args_view = Static(classes="tool-args")
+        self._body_view = Static(classes="tool-body")
         self._output_view = Static(classes="tool-output")
         self._more = Static(classes="tool-more")
+        self.set_reactive(ToolBlock.expanded, expanded)
         self.set_output(output)
         self.set_class(is_error, "-error")
 
     def compose(self) -> ComposeResult:
         yield self._header
         yield self._args_view
+        yield self._body_view
         yield self._output_view
         yield self._more
 
@@ -343,22 +365,49 @@ class ToolBlock(Widget, can_focus=True):
         if output is None:
             self._output = []
         else:
+            self._live = None
             text = tool_output_text(output) if self.shell else Text(strip_escapes(output))
             text.expand_tabs(4)
             self._output = list(text.split("\n", allow_blank=True)) if output else []
             while self._output and not self._output[-1].plain.strip():
                 self._output.pop()
-        self._long_lines = any(len(line) > PREVIEW_LINE_CHARS for line in self._output) or any(
-            len(line) > PREVIEW_LINE_CHARS for line in self._args
-        )
+        self._long_lines = any(
+            len(line) > PREVIEW_LINE_CHARS for line in (*self._output, *self._body)
+        ) or any(len(line) > PREVIEW_LINE_CHARS for line in self._args)
         if self.is_mounted:
             self._render_parts()
+
+    def append_output(self, text: str, omitted_lines: int = 0, cut: bool = False) -> None:
+        """Output of the running command (a ``ToolOutput`` event); shown at most once a frame."""
+        if not self.running:
+            return
+        if self._live is None:
+            self._live = LiveTail()
+        self._live.feed(text, omitted_lines, cut)
+        if self._live_timer is None and self.is_mounted:
+            # A frame, or longer when showing took long (heavily coloured long lines): the
+            # live view never takes more than about a fifth of the event loop's time.
+            self._live_timer = self.set_timer(max(FRAME, 4 * self._live_cost), self._show_live)
+
+    def _show_live(self) -> None:
+        self._live_timer = None
+        if self.running:
+            start = time.perf_counter()
+            self._render_parts()
+            self._live_cost = time.perf_counter() - start
+
+    @property
+    def live_lines(self) -> int:
+        """Lines the running command printed so far (0 when it printed nothing yet)."""
+        return self._live.line_count if self._live is not None else 0
 
     @property
     def hidden_lines(self) -> int:
         """Lines the collapsed preview leaves out (0: nothing to expand)."""
         hidden = max(0, len(self._args) - ARG_PREVIEW_LINES)
-        hidden += max(0, len(self._output) - OUTPUT_PREVIEW_LINES)
+        hidden += max(0, len(self._body) - BODY_PREVIEW_LINES)
+        output_lines = self._live.line_count if self._live is not None else len(self._output)
+        hidden += max(0, output_lines - OUTPUT_PREVIEW_LINES)
         return hidden
 
     @property
@@ -370,9 +419,11 @@ class ToolBlock(Widget, can_focus=True):
         mark = "…" if self.running else "✗" if self.is_error else "✓"
         self._header.update(Content(f"{mark} {self.tool_title}"))
         args = self._args
-        output = self._output
+        body = self._body
+        output = self._live_output(show_all) if self._live is not None else self._output
         if not show_all:
             args = [_clip_str(line) for line in args[:ARG_PREVIEW_LINES]]
+            body = [_clip(line) for line in body[:BODY_PREVIEW_LINES]]
             if len(output) > OUTPUT_PREVIEW_LINES:
                 # Shell output: the end matters most (errors, summaries); other tools: the start.
                 output = (
@@ -381,6 +432,10 @@ class ToolBlock(Widget, can_focus=True):
             output = [_clip(line) for line in output]
         self._args_view.update(Content("\n".join(args)))
         self._args_view.display = bool(args)
+        self._body_view.update(
+            Content.from_rich_text(Text("\n").join(body)) if body else Content("")
+        )
+        self._body_view.display = bool(body)
         self._output_view.update(
             Content.from_rich_text(Text("\n").join(output)) if output else Content("")
         )
@@ -395,6 +450,19 @@ class ToolBlock(Widget, can_focus=True):
             self._more.update(Content(more))
         self._more.display = self.collapsible
 
+    def _live_output(self, show_all: bool) -> list[Text]:
+        """The running command's output: its last lines (all those kept when expanded, with a
+        note of how many came before)."""
+        live = self._live
+        assert live is not None
+        if not show_all:
+            return live.tail(OUTPUT_PREVIEW_LINES)
+        lines = live.tail(LIVE_LINES)
+        if live.dropped:
+            note = f"… {live.dropped} earlier lines (all of them are in the result at the end)"
+            lines.insert(0, Text(note, style="dim italic"))
+        return lines
+
     def watch_expanded(self, expanded: bool) -> None:
         self._render_parts()
 
@@ -405,6 +473,24 @@ class ToolBlock(Widget, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.action_toggle_expanded()
+
+
+_EDIT_KEYS = frozenset({"edits", "oldText", "newText"})
+
+
+def _get(arguments: Any, key: str) -> Any:
+    return arguments.get(key) if isinstance(arguments, dict) else None
+
+
+def _without(arguments: Any, keys: set[str] | frozenset[str]) -> Any:
+    if not isinstance(arguments, dict):
+        return arguments
+    return {k: v for k, v in arguments.items() if k not in keys}
+
+
+def _edits_text(arguments: Any) -> bool:
+    """Whether an edit call carries text to show as a diff."""
+    return isinstance(arguments, dict) and any(key in arguments for key in _EDIT_KEYS)
 
 
 def _clip_str(line: str) -> str:
@@ -506,6 +592,7 @@ class ChatView(UsesApp, VerticalScroll):
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
         self._running_tools: dict[str, ToolBlock] = {}
+        self.tools_expanded = False  # Ctrl+O: every tool block expanded (new ones too)
         self._scrolled_away = False  # the reader scrolled up (Textual released the anchor)
 
     def compose(self) -> ComposeResult:
@@ -846,6 +933,9 @@ class ChatView(UsesApp, VerticalScroll):
             running = self._running_tools.pop(str(message.get("toolCallId")), None)
             if running is not None:
                 replaced = [running]
+                for block in blocks:  # the reader expanded it while it ran: keep it so
+                    if isinstance(block, ToolBlock) and running.expanded:
+                        block.set_reactive(ToolBlock.expanded, True)
         self._mounted.append((entry_id, blocks))
         with self.app.batch_update():
             if kept is not None:
@@ -935,6 +1025,7 @@ class ChatView(UsesApp, VerticalScroll):
                     or (isinstance(exit_code, int) and exit_code != 0),
                     shell=True,
                     title=f"$ {' '.join(command.split())[:80]}",
+                    expanded=self.tools_expanded,
                 )
             ]
         if role == "custom":
@@ -995,6 +1086,8 @@ class ChatView(UsesApp, VerticalScroll):
             _text_blocks(message.get("content")),
             is_error=bool(message.get("isError")),
             shell=name in SHELL_TOOLS,
+            details=message.get("details"),
+            expanded=self.tools_expanded,
         )
 
     # ------------------------------------------------------------------ live updates
@@ -1017,9 +1110,19 @@ class ChatView(UsesApp, VerticalScroll):
                     await self.mount(self._thinking)
             self._thinking.append(text)
         elif isinstance(event, ToolStart):
-            block = ToolBlock(event.name, event.arguments, None, shell=event.name in SHELL_TOOLS)
+            block = ToolBlock(
+                event.name,
+                event.arguments,
+                None,
+                shell=event.name in SHELL_TOOLS,
+                expanded=self.tools_expanded,
+            )
             self._running_tools[event.call_id] = block
             await self.mount(block)
+        elif isinstance(event, ToolOutput):
+            running = self._running_tools.get(event.call_id)
+            if running is not None:
+                running.append_output(event.text, event.omitted_lines, event.cut)
         elif isinstance(event, RunEnded):
             leftovers = list(self._running_tools.values())
             self._running_tools.clear()
@@ -1057,6 +1160,17 @@ class ChatView(UsesApp, VerticalScroll):
             self._reply = AssistantBlock("", classes="-streaming")
             await self.mount(self._reply)
         await self._reply.append(text)
+
+    # ------------------------------------------------------------------ tool blocks
+
+    def toggle_tools(self) -> bool:
+        """Expand every tool block, or collapse them all (Ctrl+O); blocks shown later follow.
+        Returns whether they are now expanded."""
+        self.tools_expanded = not self.tools_expanded
+        with self.app.batch_update():
+            for block in self.query(ToolBlock):
+                block.expanded = self.tools_expanded
+        return self.tools_expanded
 
     # ------------------------------------------------------------------ inspection
 
