@@ -206,6 +206,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         if details.display:
             entry_id = self.session_tree.cursor_entry_id
             details.show_now(entry_id)
+            self.call_after_refresh(details.redraw_tab_underline)
         elif self.focused is not None and self.focused is not self.session_tree:
             self.session_tree.focus()
 

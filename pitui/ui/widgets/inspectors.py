@@ -156,6 +156,15 @@ class DetailsPane(Widget):
                 self._timer.stop()
             self._timer = self.set_timer(self.debounce, self._debounced, name="details-debounce")
 
+    def redraw_tab_underline(self) -> None:
+        """Put the tab bar's underline under the active tab again. Textual places it when the
+        bar is resized, which can come before the tabs are laid out when a hidden pane is
+        shown (the underline was then missing)."""
+        from textual.widgets import Tabs
+
+        for tabs in self.query(Tabs):
+            tabs._highlight_active(animate=False)
+
     def show_now(self, entry_id: str | None) -> None:
         """Show ``entry_id`` at once (no debounce)."""
         self._pending = entry_id
