@@ -75,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bash = sys.modules.get("pitui.agent.tools.bash")
         if bash is not None:
             bash.kill_running_commands()
+            bash.remove_empty_output_dirs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()

@@ -32,7 +32,7 @@ from pitui.agent.events import (
     ToolStart,
 )
 from pitui.agent.session import AgentError, AgentSession, RunResult
-from pitui.agent.tools import kill_running_commands
+from pitui.agent.tools import kill_running_commands, remove_empty_output_dirs
 from pitui.cli.agent_setup import build_agent
 from pitui.cli.output import TerminalStream, note, say, terminal_json
 from pitui.cli.session_args import open_session
@@ -230,6 +230,7 @@ class _Deadline:
 
 def _end_now(code: int) -> None:
     kill_running_commands()
+    remove_empty_output_dirs()
     os._exit(code)
 
 

@@ -25,6 +25,8 @@ from pitui.agent.tools.bash import (
     CommandResult,
     OutputWindow,
     kill_running_commands,
+    new_output_dir,
+    remove_empty_output_dirs,
     run_command,
 )
 from pitui.agent.tools.edit import EditTool
@@ -45,6 +47,8 @@ __all__ = [
     "default_tools",
     "execute",
     "kill_running_commands",
+    "new_output_dir",
+    "remove_empty_output_dirs",
     "resolve_path",
     "run_command",
     "tools_by_name",
