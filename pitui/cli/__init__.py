@@ -164,12 +164,13 @@ def _log_internal_error(exc: BaseException) -> str | None:
     from datetime import UTC, datetime
 
     from pitui.config import state_dir
+    from pitui.private import ensure_private_folder, open_private_append
 
     try:
         folder = state_dir()
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_folder(folder)
         path = folder / "pitui.log"
-        with open(path, "a", encoding="utf-8") as f:
+        with open(open_private_append(path), "a", encoding="utf-8") as f:
             f.write(f"--- {datetime.now(UTC).isoformat()} pitui {__version__}\n")
             f.write("".join(traceback.format_exception(exc)))
         return str(path)

@@ -41,6 +41,7 @@ from typing import Any, BinaryIO
 
 from pitui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult
 from pitui.agent.tools.environment import tool_environment
+from pitui.private import ensure_private_folder
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def private_folder(folder: Path) -> None:
     """Create ``folder`` (mode 0700) unless it exists; raise ``OSError`` unless it is then a
     real folder of this user that nobody else can open (never a symlink someone planted in
     the temp dir)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_folder(folder)
     info = folder.lstat()
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise OSError(errno.EPERM, f"{folder} is not a private folder of this user")
