@@ -107,11 +107,20 @@ class NormalizedText:
 
 
 def tolerant_find(content: str, old: str) -> list[Span]:
-    """Where ``old`` occurs in ``content`` once both are normalized (see the module docstring)."""
+    """Where ``old`` occurs in ``content`` once both are normalized (see the module docstring).
+
+    When ``old`` ends in whitespace that normalizing dropped, a match must end where the file
+    has whitespace or a line end too: ``"x = 1 "`` never matches the start of ``"x = 10"``.
+    """
     needle = normalize(old)
     if not needle.strip():
         return []  # whitespace alone would match anywhere
-    return NormalizedText(content).find_all(needle)
+    text = NormalizedText(content)
+    spans = text.find_all(needle)
+    last_given = old.replace("\r\n", "\n").rsplit("\n", 1)[-1]
+    if not last_given or not last_given[-1].isspace():
+        return spans
+    return [span for span in spans if span.end >= len(content) or content[span.end].isspace()]
 
 
 def differences(found: str, given: str) -> list[str]:
