@@ -58,6 +58,11 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
+def _short(name: str) -> str:
+    """At most 80 bytes of ``name`` (the temp file's name must fit the 255-byte limit)."""
+    return os.fsdecode(os.fsencode(name)[:80]).encode("utf-8", "ignore").decode("utf-8", "ignore")
+
+
 def write_target(path: Path) -> Path:
     """The file a write to ``path`` changes: ``path`` itself, or the end of its symlink chain."""
     if not path.is_symlink():
@@ -92,7 +97,7 @@ def replace_file(path: Path, data: bytes) -> Path:
         return target
     try:
         fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name[:200]}.", suffix=_TEMP_SUFFIX, dir=target.parent
+            prefix=f".{_short(target.name)}.", suffix=_TEMP_SUFFIX, dir=target.parent
         )
     except PermissionError:
         if old is None:

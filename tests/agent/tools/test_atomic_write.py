@@ -181,3 +181,12 @@ def test_kill_9_mid_write_leaves_the_old_or_the_new_content(tmp_path: Path) -> N
         for name in leftovers(tmp_path):  # a killed writer may leave its temp file, never more
             (tmp_path / name).unlink()
     assert sorted(os.listdir(tmp_path)) == ["big.txt"]
+
+
+async def test_a_long_file_name_still_gets_a_temp_file(ctx: ToolContext) -> None:
+    name = "\u00e9" * 120 + ".txt"  # 244 bytes: a temp name with the whole name would not fit
+    (ctx.cwd / name).write_text("old")
+    result = await write(ctx, name, "new")
+    assert not result.is_error, result.text
+    assert (ctx.cwd / name).read_text() == "new"
+    assert leftovers(ctx.cwd) == []
