@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from pitui.agent.tools import (
     default_tools,
     execute,
     kill_running_commands,
+    new_output_dir,
     redact_result,
 )
 from pitui.agent.tools.base import Tool
@@ -600,7 +600,7 @@ class AgentSession:
 
     def _context(self) -> ToolContext:
         if self._output_dir is None:
-            self._output_dir = Path(tempfile.mkdtemp(prefix="pitui-output-"))
+            self._output_dir = new_output_dir()  # created when an output is first saved
         env = tool_environment(os.environ, pass_env_names(self.settings))
         return ToolContext(cwd=self.cwd, output_dir=self._output_dir, env=env)
 

@@ -7,17 +7,37 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from pitui import __version__
 from pitui.cli.output import note
 from pitui.errors import UserError
 
 
+class _Parser(argparse.ArgumentParser):
+    """Remembers its usage error, so ``-p ... --json`` can end its output with ``done``."""
+
+    errors: list[str] = []  # noqa: RUF012 - shared by the subcommands' parsers
+
+    def error(self, message: str) -> NoReturn:
+        _Parser.errors.append(message)
+        super().error(message)
+
+
+def _wants_json_events(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for print mode with ``--json`` (before any ``--``)."""
+    words = list(argv)
+    if "--" in words:
+        words = words[: words.index("--")]
+    printing = any(w in ("-p", "--print") or w.startswith(("-p", "--print=")) for w in words)
+    return printing and "--json" in words
+
+
 def build_parser() -> argparse.ArgumentParser:
     from pitui.cli import compact_cmd, inspect_cmds, report_cmds, trust_cmd
     from pitui.cli.session_args import add_session_options
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pitui",
         description="A terminal coding agent whose conversations are trees (pi session format v3).",
     )
@@ -34,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="print_prompt",
         metavar="PROMPT",
         help="run the agent headless on PROMPT: the reply streams to stdout, tool activity "
-        "to stderr",
+        "to stderr; piped stdin comes before PROMPT in the message, and `-p -` reads the whole "
+        "prompt from stdin",
     )
     parser.add_argument(
         "--json",
@@ -64,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``os._exit`` once their output is flushed and the session closed: the interpreter's final
     garbage collection of litellm's and Textual's objects takes seconds on a busy machine, and a
     SIGTERM must end pitui within a second. Commands the bash tool started are stopped first
-    (``os._exit`` skips ``atexit``).
+    and its empty output folders removed (``os._exit`` skips ``atexit``).
     """
     for stream in (sys.stdout, sys.stderr):
         # Session text can hold lone surrogates or odd bytes: never crash while printing it.
@@ -75,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bash = sys.modules.get("pitui.agent.tools.bash")
         if bash is not None:
             bash.kill_running_commands()
+            bash.remove_empty_output_dirs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
@@ -87,7 +109,18 @@ _FAST_EXIT: list[bool] = []
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        if (
+            exc.code == 2
+            and _Parser.errors
+            and _wants_json_events(sys.argv[1:] if argv is None else argv)
+        ):
+            from pitui.cli.print_mode import JsonPrinter
+
+            JsonPrinter(sys.stdout).fail("usage", _Parser.errors[-1])
+        raise
     if args.command is None:
         _FAST_EXIT.append(True)  # the TUI and print mode (see main)
     if args.command is None and args.print_prompt is None:
@@ -131,12 +164,13 @@ def log_internal_error(exc: BaseException) -> str | None:
     from datetime import UTC, datetime
 
     from pitui.config import state_dir
+    from pitui.private import ensure_private_folder, open_private_append
 
     try:
         folder = state_dir()
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_folder(folder)
         path = folder / "pitui.log"
-        with open(path, "a", encoding="utf-8") as f:
+        with open(open_private_append(path), "a", encoding="utf-8") as f:
             f.write(f"--- {datetime.now(UTC).isoformat()} pitui {__version__}\n")
             f.write("".join(traceback.format_exception(exc)))
         return str(path)

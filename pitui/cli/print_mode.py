@@ -1,7 +1,8 @@
 """``pitui -p PROMPT``: run the agent headless.
 
 The assistant's text streams to stdout; tool activity, retries and warnings go to stderr.
-With ``--json`` every event is one JSON object per line on stdout instead.
+With ``--json`` every event is one JSON object per line on stdout instead, the last one always
+``done``. Piped stdin is part of the prompt (:mod:`pitui.cli.print_input`).
 Exit codes: 0 success, 1 the model or provider failed, 2 bad usage, 130 aborted (Ctrl+C),
 143 (SIGTERM) and 129 (SIGHUP, a closed terminal) aborted the same clean way.
 """
@@ -32,12 +33,14 @@ from pitui.agent.events import (
     ToolStart,
 )
 from pitui.agent.session import AgentError, AgentSession, RunResult
-from pitui.agent.tools import kill_running_commands
+from pitui.agent.tools import kill_running_commands, remove_empty_output_dirs
 from pitui.cli.agent_setup import build_agent
 from pitui.cli.output import TerminalStream, note, say, terminal_json
+from pitui.cli.print_input import print_prompt
 from pitui.cli.session_args import open_session
 from pitui.config import load_settings
 from pitui.deepjson import dumps as json_dumps
+from pitui.errors import UserError
 from pitui.llm.lazy import litellm as import_litellm
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import message_text
@@ -135,13 +138,29 @@ class TextPrinter:
 
 
 class JsonPrinter:
-    """``--json``: one event object per line."""
+    """``--json``: one event object per line; the last one is always ``done`` (see
+    :meth:`finish`)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.done = False
 
     def write(self, obj: dict[str, Any]) -> None:
+        if obj.get("type") == "done":
+            if self.done:
+                return
+            self.done = True
         _write_quietly(self.out, terminal_json(json_dumps(obj, ensure_ascii=False)) + "\n")
+
+    def fail(self, kind: str, message: str) -> None:
+        """A failure outside the agent's run (usage, settings, the session): ``error``, then
+        ``done``."""
+        self.write({"type": "error", "kind": kind, "message": message})
+        self.finish("error")
+
+    def finish(self, reason: str) -> None:
+        """Write the ``done`` event unless the run already did."""
+        self.write({"type": "done", "reason": reason})
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageStart):
@@ -167,6 +186,7 @@ class JsonPrinter:
                     "name": event.name,
                     "entryId": event.entry_id,
                     "isError": event.is_error,
+                    "message": event.message,
                 }
             )
         elif isinstance(event, RetryScheduled):
@@ -230,6 +250,7 @@ class _Deadline:
 
 def _end_now(code: int) -> None:
     kill_running_commands()
+    remove_empty_output_dirs()
     os._exit(code)
 
 
@@ -277,11 +298,43 @@ async def _run_cancellable(agent: AgentSession, prompt: str) -> tuple[RunResult,
 
 
 def run_print(
-    args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
+    args: argparse.Namespace,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    stdin: TextIO | None = None,
 ) -> int:
+    """``pitui -p``. With ``--json`` the output ends with a ``done`` event on every path: a
+    finished, failed or aborted run, and a usage, settings or session error before the run
+    (after an ``error`` event; the exception still propagates to the caller's exit code 2)."""
     out = out or sys.stdout
     err = err or sys.stderr
+    printer = JsonPrinter(out) if args.json_events else None
+    reason = "error"
+    try:
+        code = _run_print(args, out, err, sys.stdin if stdin is None else stdin, printer)
+        reason = "done" if code == EXIT_OK else "aborted" if code > 128 else "error"
+        return code
+    except UserError as exc:
+        if printer is not None:
+            printer.fail(getattr(exc, "kind", "usage"), str(exc))
+        raise
+    except KeyboardInterrupt:
+        reason = "aborted"
+        raise
+    finally:
+        if printer is not None:
+            printer.finish(reason)
+
+
+def _run_print(
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO | None,
+    printer: JsonPrinter | None,
+) -> int:
     cwd = os.getcwd()
+    prompt = print_prompt(args.print_prompt, stdin, err)
     settings = load_settings(cwd)
     for warning in settings.warnings:
         note(f"warning: {warning}", err)
@@ -290,15 +343,15 @@ def run_print(
         note(f"warning: {store.path}: {load_warning}", err)
     try:
         agent = build_agent(args, store, cwd, settings, err)
-        agent.subscribe(JsonPrinter(out) if args.json_events else TextPrinter(out, err))
+        agent.subscribe(printer if printer is not None else TextPrinter(out, err))
         try:
-            result, signum = asyncio.run(_run_cancellable(agent, args.print_prompt))
+            result, signum = asyncio.run(_run_cancellable(agent, prompt))
         except AgentError:
             return EXIT_FAILED  # already reported through the RunError event
         except KeyboardInterrupt:
             return EXIT_ABORTED
         if result.aborted:
-            if not args.json_events:
+            if printer is None:
                 with contextlib.suppress(OSError, ValueError):
                     note("aborted.", err)
             # The shell's convention: 130 for Ctrl+C, 143 for SIGTERM, 129 for SIGHUP.

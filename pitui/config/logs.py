@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+
+from pitui.private import ensure_private_folder, open_private_append
 
 MAX_BYTES = 1_000_000
 BACKUPS = 2
@@ -22,8 +23,7 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
     """A rotating log whose files (the current one and each new one) are created 0600."""
 
     def _open(self) -> io.TextIOWrapper:
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.chmod(self.baseFilename, 0o600)  # an older file created with another mode
+        fd = open_private_append(Path(self.baseFilename))  # an older file is made 0600 too
         return open(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)
 
 
@@ -36,7 +36,7 @@ def configure_logging(path: Path) -> Path:
     Called again (a new app, a test), it replaces the handler it added before.
     """
     global _handler
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_folder(path.parent)
     root = logging.getLogger()
     if _handler is not None:
         root.removeHandler(_handler)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pitui.config.paths import config_dir
+from pitui.private import ensure_private_folder
 
 TRUST_FILE = "trusted-projects.json"
 
@@ -45,7 +46,7 @@ def _load() -> dict[str, Any]:
 def _save(data: dict[str, Any]) -> None:
     """Write the trust file atomically (temp file in the same folder, then rename), mode 0600."""
     path = trust_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_folder(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=".trusted-projects.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

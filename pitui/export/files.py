@@ -6,10 +6,12 @@ import contextlib
 import os
 from pathlib import Path
 
+from pitui.private import ensure_private_folder
+
 
 def write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename; the file is 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_folder(path.parent)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:

@@ -146,6 +146,8 @@ def rewrite_atomically(path: Path, data: bytes) -> int:
         if not bak.exists():
             try:
                 os.link(path, bak)
+                # The old inode lives on only as the backup (the rename below replaces path).
+                os.chmod(bak, 0o600)
             except OSError:
                 _copy(path, bak)
         os.replace(tmp, path)
@@ -160,7 +162,8 @@ def rewrite_atomically(path: Path, data: bytes) -> int:
 
 
 def _copy(src: Path, dst: Path) -> None:
-    with open(src, "rb") as fin, open(dst, "xb") as fout:
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
         while chunk := fin.read(1 << 20):
             fout.write(chunk)
         fout.flush()

@@ -263,9 +263,10 @@ def _terminal_gone() -> bool:
 
 def _end_process(code: int) -> None:
     """The last resort: stop the tools' commands and end the process now."""
-    from pitui.agent.tools import kill_running_commands
+    from pitui.agent.tools import kill_running_commands, remove_empty_output_dirs
 
     kill_running_commands()
+    remove_empty_output_dirs()
     with contextlib.suppress(Exception):
         sys.stderr.flush()
     os._exit(code)

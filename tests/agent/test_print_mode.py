@@ -279,3 +279,26 @@ def test_text_mode_never_passes_escapes_to_the_terminal(
     events = [json.loads(line) for line in result.stdout.splitlines()]
     deltas = "".join(e["text"] for e in events if e["type"] == "message_delta")
     assert deltas == HOSTILE_REPLY
+
+
+def test_output_folder_only_when_output_is_saved(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    """A run whose commands print little leaves nothing in the temp dir; a long output is kept
+    in a private folder that stays after exit."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**env, "TMPDIR": str(temp)}
+    llm.script(tool_call("bash", {"command": "echo short"}), text("ok"))
+    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in temp.iterdir()) == []
+    llm.script(tool_call("bash", {"command": "seq 1 100000"}), text("ok"))
+    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    assert result.returncode == 0, result.stderr
+    [folder] = temp.iterdir()
+    assert folder.name.startswith("pitui-output-")
+    assert folder.stat().st_mode & 0o777 == 0o700
+    [saved] = folder.iterdir()
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert saved.read_text().splitlines()[-1] == "100000"

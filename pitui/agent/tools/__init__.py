@@ -26,6 +26,8 @@ from pitui.agent.tools.bash import (
     CommandResult,
     OutputWindow,
     kill_running_commands,
+    new_output_dir,
+    remove_empty_output_dirs,
     run_command,
 )
 from pitui.agent.tools.edit import EditTool
@@ -46,7 +48,9 @@ __all__ = [
     "default_tools",
     "execute",
     "kill_running_commands",
+    "new_output_dir",
     "redact_result",
+    "remove_empty_output_dirs",
     "resolve_path",
     "run_command",
     "tools_by_name",

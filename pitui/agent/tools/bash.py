@@ -14,10 +14,12 @@ The command's environment is pitui's without credential variables (see
 
 Output is streamed. Up to 2000 lines / 50 KB it is kept whole; beyond that the full output goes
 to a file (mode 0600) in ``ctx.output_dir`` as it arrives, and only the first 20% and the last 80%
-of the budget are kept in memory, joined by ``... [N lines truncated] ...``. Each piece read is
-also passed to ``ctx.on_output`` (the agent shows it live). When the command is aborted, what
-it printed so far is kept: ``ctx.partial`` holds it with ``Command aborted`` (as pi 1.6 stores
-it) and the cancellation propagates.
+of the budget are kept in memory, joined by ``... [N lines truncated] ...``. The folder is
+created (mode 0700) only when the first output is saved; the session's folder in the temp dir
+(:func:`new_output_dir`) is removed at exit when it is empty (:func:`remove_empty_output_dirs`).
+Each piece read is also passed to ``ctx.on_output`` (the agent shows it live). When the command
+is aborted, what it printed so far is kept: ``ctx.partial`` holds it with ``Command aborted``
+(as pi 1.6 stores it) and the cancellation propagates.
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ import asyncio
 import atexit
 import codecs
 import contextlib
+import errno
 import logging
 import os
+import secrets
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,6 +44,7 @@ from typing import Any, BinaryIO
 
 from pitui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult
 from pitui.agent.tools.environment import tool_environment
+from pitui.private import ensure_private_folder
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +70,44 @@ def _utf8_suffix(data: bytes) -> bytes:
     while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
         start += 1
     return data[start:]
+
+
+def private_folder(folder: Path) -> None:
+    """Create ``folder`` (mode 0700) unless it exists; raise ``OSError`` unless it is then a
+    real folder of this user that nobody else can open (never a symlink someone planted in
+    the temp dir)."""
+    ensure_private_folder(folder)
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise OSError(errno.EPERM, f"{folder} is not a private folder of this user")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(folder, 0o700)
+
+
+_output_dirs: set[Path] = set()
+"""Folders handed out by :func:`new_output_dir`, removed at exit when empty."""
+
+
+def new_output_dir() -> Path:
+    """A fresh, unguessable folder name in the temp dir for a session's saved outputs.
+
+    Nothing is created here: the folder appears when a command's full output is first saved.
+    """
+    path = Path(tempfile.gettempdir()) / f"pitui-output-{secrets.token_hex(8)}"
+    _output_dirs.add(path)
+    return path
+
+
+def remove_empty_output_dirs() -> None:
+    """Remove the folders of :func:`new_output_dir` that hold nothing (saved outputs stay)."""
+    for path in list(_output_dirs):
+        with contextlib.suppress(OSError):
+            path.rmdir()  # fails, harmlessly, while the folder holds a file
+        if not os.path.lexists(path):
+            _output_dirs.discard(path)
+
+
+atexit.register(remove_empty_output_dirs)
 
 
 class OutputWindow:
@@ -129,7 +173,7 @@ class OutputWindow:
         self._head = data[: self.head_bytes]
         self._tail = bytearray(data[-(self.tail_bytes + 1) :])
         try:
-            self.output_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_folder(self.output_dir)
             stamp = time.strftime("%Y%m%d-%H%M%S")
             fd, name = tempfile.mkstemp(
                 prefix=f"{self.file_prefix}{stamp}-", suffix=".log", dir=self.output_dir
@@ -546,7 +590,8 @@ class BashTool(Tool):
     description = (
         "Execute a bash command in the current working directory. stdout and stderr are merged; "
         "stdin is empty. Output beyond 2000 lines or 50 KB keeps its beginning and end, and the "
-        "full output is saved to a file. The exit code is reported. Background processes must "
+        "full output is saved to a file. The exit code is reported; a non-zero exit code makes the "
+        "result an error. Background processes must "
         "redirect their output (cmd > log 2>&1 &), otherwise they are stopped when the command "
         "finishes."
     )
@@ -597,6 +642,7 @@ def _tool_result(result: CommandResult, timeout: float, *, aborted: bool) -> Too
         details["fullOutputPath"] = str(result.full_output_path)
     return ToolResult.from_text(
         format_command_result(result, timeout, aborted=aborted),
-        is_error=result.timed_out or aborted,
+        # As pi: a command that fails (non-zero exit, killed, timed out) is an error result.
+        is_error=result.timed_out or aborted or result.exit_code != 0,
         details=details,
     )

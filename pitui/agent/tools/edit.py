@@ -25,6 +25,7 @@ from pitui.agent.tools.base import (
     os_error,
     resolve_path,
 )
+from pitui.agent.tools.tolerant_match import describe, differences, tolerant_find
 from pitui.agent.tools.write import not_regular, write_text_file
 from pitui.files import NotRegularFileError, open_regular
 
@@ -85,11 +86,23 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "\n".join(difflib.unified_diff(a, b, fromfile=path, tofile=path, lineterm=""))
 
 
-def apply_edits(content: str, edits: list[dict[str, str]], path: Path) -> str:
-    """Apply ``edits`` in order to ``content`` (BOM already removed); raise on the first failure."""
+EXACT = "exact"
+LINE_ENDINGS = "line endings"
+
+
+def apply_edits(
+    content: str, edits: list[dict[str, str]], path: Path
+) -> tuple[str, list[list[str]]]:
+    """Apply ``edits`` in order to ``content`` (BOM already removed); raise on the first failure.
+
+    Returns the new content and, for each edit, what its match had to tolerate: ``[]`` for an
+    exact match, else :data:`LINE_ENDINGS` and/or the kinds of
+    :mod:`pitui.agent.tools.tolerant_match`.
+    """
     eol = detect_line_ending(content)
     current = content
     many = len(edits) > 1
+    tolerated: list[list[str]] = []
     for index, edit in enumerate(edits):
         old_given = edit["oldText"]
         new_given = edit["newText"]
@@ -102,25 +115,56 @@ def apply_edits(content: str, edits: list[dict[str, str]], path: Path) -> str:
         old = to_line_ending(old_given, eol)
         new = to_line_ending(new_given, eol)
         count = count_occurrences(current, old)
+        kinds: list[str] = [LINE_ENDINGS] if old != old_given else []
         if count == 0 and old != old_given:
             # A file with mixed line endings: try the text exactly as given.
             count = count_occurrences(current, old_given)
             if count:
-                old, new = old_given, new_given
-        if count == 0:
-            raise ToolError(
-                f"Could not find {which} in {path}: {_excerpt(old_given)}. It must match the "
-                f"file exactly, including whitespace and line breaks.{_hint(old_given, current)}"
-                " The file was not changed."
-            )
+                old, new, kinds = old_given, new_given, []
+        if count == 1:
+            current = current.replace(old, new, 1)
+            tolerated.append(kinds)
+            continue
         if count > 1:
             raise ToolError(
                 f"{which[0].upper()}{which[1:]} occurs {count} times in {path}: "
                 f"{_excerpt(old_given)}; include more surrounding context so that it matches "
                 "exactly once. The file was not changed."
             )
-        current = current.replace(old, new, 1)
-    return current
+        spans = tolerant_find(current, old_given)
+        if len(spans) > 1:
+            raise ToolError(
+                f"{which[0].upper()}{which[1:]} occurs {len(spans)} times in {path} when "
+                f"trailing whitespace, quotes, dashes and spaces are ignored: "
+                f"{_excerpt(old_given)}; include more surrounding context so that it matches "
+                "exactly once. The file was not changed."
+            )
+        if not spans:
+            raise ToolError(
+                f"Could not find {which} in {path}: {_excerpt(old_given)}. It must match the "
+                f"file exactly, including whitespace and line breaks.{_hint(old_given, current)}"
+                " The file was not changed."
+            )
+        [span] = spans
+        found = current[span.start : span.end]
+        kinds = differences(found, old_given)
+        if found.count("\r\n") != old_given.count("\r\n"):
+            kinds.insert(0, LINE_ENDINGS)
+        current = current[: span.start] + new + current[span.end :]
+        tolerated.append(kinds)
+    return current, tolerated
+
+
+def match_note(tolerated: list[list[str]]) -> str:
+    """`` Edit 2 matched only when ignoring trailing whitespace; check the diff.`` (or ``""``
+    when every edit matched exactly or only line endings differed)."""
+    notes = []
+    for index, kinds in enumerate(tolerated):
+        fuzzy = [kind for kind in kinds if kind != LINE_ENDINGS]
+        if fuzzy:
+            who = f"Edit {index + 1}" if len(tolerated) > 1 else "The oldText"
+            notes.append(f"{who} matched only when ignoring {describe(fuzzy)}")
+    return f" {'; '.join(notes)}." if notes else ""
 
 
 def _hint(old: str, content: str) -> str:
@@ -136,8 +180,10 @@ class EditTool(Tool):
     name = "edit"
     description = (
         "Edit a file using exact text replacement. Each oldText must match the file exactly "
-        "(including whitespace) and occur exactly once; edits apply in order, and if any fails "
-        "the file is left unchanged. Do not include the line numbers shown by read."
+        "(including indentation; differences in trailing whitespace, typographic quotes and "
+        "Unicode dashes are tolerated and reported) and occur exactly once; edits apply in "
+        "order, and if any fails the file is left unchanged. Do not include the line numbers "
+        "shown by read."
     )
     parameters: dict[str, Any] = {  # noqa: RUF012
         "type": "object",
@@ -187,21 +233,28 @@ def _edit_file(path: Path, edits: list[dict[str, str]]) -> ToolResult:
     original = _read_for_edit(path)
     bom = original.startswith(_BOM)
     body = original[1:] if bom else original
-    updated = apply_edits(body, edits, path)
+    updated, tolerated = apply_edits(body, edits, path)
     if updated == body:
         raise ToolError(f"No changes made to {path}: the replacement produced identical content.")
     write_text_file(path, ((_BOM if bom else "") + updated).encode("utf-8"))
     diff = unified_diff(body, updated, str(path))
     return ToolResult.from_text(
-        f"Successfully replaced {len(edits)} block(s) in {path}.",
+        f"Successfully replaced {len(edits)} block(s) in {path}.{match_note(tolerated)}",
         details={
             "path": str(path),
             "diff": diff,
+            "matches": [_match_name(kinds) for kinds in tolerated],
             "firstChangedLine": _first_changed_line(
                 body.replace("\r\n", "\n"), updated.replace("\r\n", "\n")
             ),
         },
     )
+
+
+def _match_name(kinds: list[str]) -> str:
+    """``"exact"``, or what the match ignored: ``"ignoring line endings and trailing
+    whitespace"``."""
+    return f"ignoring {describe(kinds)}" if kinds else EXACT
 
 
 def _read_for_edit(path: Path) -> str:

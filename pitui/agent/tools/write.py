@@ -1,13 +1,15 @@
 """The ``write`` tool: create or overwrite a file with UTF-8 text, making parent folders.
 
 Only regular files are written: a FIFO, a device or a socket is refused (opening a FIFO would
-wait for a reader forever). The write runs in a thread, off the event loop.
+wait for a reader forever). The new content goes through a temp file and a rename
+(:mod:`pitui.agent.tools.replace`): a crash or a full disk never leaves a truncated file, the
+file keeps its mode, and a symlink is written through. The write runs in a thread, off the
+event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,8 @@ from pitui.agent.tools.base import (
     os_error,
     resolve_path,
 )
-from pitui.files import NotRegularFileError, check_regular, open_regular
+from pitui.agent.tools.replace import replace_file
+from pitui.files import NotRegularFileError, check_regular
 
 
 def not_regular(exc: NotRegularFileError, what: str) -> ToolError:
@@ -34,7 +37,7 @@ def write_text_file(path: Path, data: bytes) -> None:
     if path.is_dir():
         raise ToolError(f"{path} is a directory; give the path of a file to write.")
     try:
-        check_regular(path)
+        existed = check_regular(path) is not None
     except NotRegularFileError as exc:
         raise not_regular(exc, "write only writes regular files") from None
     try:
@@ -46,16 +49,13 @@ def write_text_file(path: Path, data: bytes) -> None:
     except OSError as exc:
         raise os_error("create the folder", path.parent, exc) from None
     try:
-        fd, _ = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        replace_file(path, data)
     except NotRegularFileError as exc:
         raise not_regular(exc, "write only writes regular files") from None
     except OSError as exc:
-        raise os_error("write", path, exc) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except OSError as exc:
-        raise os_error("write", path, exc) from None
+        sentence = os_error("write", path, exc).message.removesuffix(".")
+        outcome = "the file was not changed" if existed else "nothing was written"
+        raise ToolError(f"{sentence}; {outcome}.") from None
 
 
 class WriteTool(Tool):

@@ -6,13 +6,23 @@ import asyncio
 import os
 import signal
 import stat
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pitui.agent.tools import BashTool, OutputWindow, ToolContext, ToolResult, execute, run_command
+from pitui.agent.tools import (
+    BashTool,
+    OutputWindow,
+    ToolContext,
+    ToolResult,
+    execute,
+    new_output_dir,
+    remove_empty_output_dirs,
+    run_command,
+)
 
 
 async def bash(ctx: ToolContext, command: str, **args: Any) -> ToolResult:
@@ -61,9 +71,10 @@ async def test_output_and_exit_code(ctx: ToolContext) -> None:
     assert result.details == {"exitCode": 0, "truncated": False, "timedOut": False}
 
 
-async def test_non_zero_exit_is_not_an_error(ctx: ToolContext) -> None:
+async def test_non_zero_exit_is_an_error_result(ctx: ToolContext) -> None:
+    """As pi: the model sees a failing command as a failed tool call (isError)."""
     result = await bash(ctx, "echo failing; exit 3")
-    assert not result.is_error
+    assert result.is_error
     assert result.text == "failing\n\nexit code: 3"
     assert result.details is not None
     assert result.details["exitCode"] == 3
@@ -322,3 +333,32 @@ def test_output_window_without_trailing_newline(tmp_path: Path) -> None:
     assert window.total_lines == 2
     assert window.render() == "a\nb"
     assert not window.truncated
+
+
+async def test_output_dir_is_created_only_for_saved_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = new_output_dir()
+    assert folder.parent == tmp_path and not folder.exists()
+    ctx = ToolContext(cwd=tmp_path, output_dir=folder)
+    await bash(ctx, "echo small")
+    assert not folder.exists()
+    result = await bash(ctx, "seq 1 100000")
+    assert result.details is not None and Path(result.details["fullOutputPath"]).parent == folder
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    remove_empty_output_dirs()
+    assert folder.is_dir()  # it holds an output the model was told about
+    Path(result.details["fullOutputPath"]).unlink()
+    remove_empty_output_dirs()
+    assert not folder.exists()
+
+
+async def test_a_planted_output_folder_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / "pitui-output-planted"
+    planted.symlink_to(elsewhere)
+    result = await bash(ToolContext(cwd=tmp_path, output_dir=planted), "seq 1 100000")
+    assert "[Output truncated. The full output could not be saved: " in result.text
+    assert list(elsewhere.iterdir()) == []

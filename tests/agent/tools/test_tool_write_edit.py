@@ -6,8 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from pitui.agent.tools import EditTool, ToolContext, ToolResult, WriteTool, execute
+from pitui.agent.tools import EditTool, ToolContext, ToolError, ToolResult, WriteTool, execute
+from pitui.agent.tools.edit import apply_edits
 
 
 async def write(ctx: ToolContext, **args: Any) -> ToolResult:
@@ -243,3 +246,129 @@ async def test_edit_argument_validation(ctx: ToolContext, tmp_path: Path) -> Non
     result = await execute(EditTool(), {"edits": []}, ctx)
     assert result.is_error
     assert "missing required argument 'path'" in result.text
+
+
+# --------------------------------------------------------------------------------------------
+# edit: what it tolerates (as pi) and says so
+# --------------------------------------------------------------------------------------------
+
+
+async def test_edit_tolerates_typographic_quotes_and_says_so(ctx: ToolContext) -> None:
+    target = ctx.cwd / "q.py"
+    target.write_text("print('don\u2019t')\nmsg = \u201chello\u201d\nkeep = \u2018x\u2019\n")
+    result = await edit(ctx, "q.py", ('msg = "hello"', 'msg = "bye"'))
+    assert not result.is_error, result.text
+    # Only the matched span changes; the typographic quotes elsewhere stay.
+    assert target.read_text() == "print('don\u2019t')\nmsg = \"bye\"\nkeep = \u2018x\u2019\n"
+    assert result.text == (
+        f"Successfully replaced 1 block(s) in {target}. The oldText matched only when ignoring "
+        "typographic quotes."
+    )
+    assert result.details is not None
+    assert result.details["matches"] == ["ignoring typographic quotes"]
+
+
+async def test_edit_tolerates_trailing_whitespace(ctx: ToolContext) -> None:
+    target = ctx.cwd / "t.py"
+    target.write_text("def f():   \n    return 1\t\n\nother = 2  \n")
+    result = await edit(ctx, "t.py", ("def f():\n    return 1\n", "def f():\n    return 2\n"))
+    assert not result.is_error, result.text
+    assert target.read_text() == "def f():\n    return 2\n\nother = 2  \n"
+    assert "matched only when ignoring trailing whitespace." in result.text
+
+
+async def test_edit_tolerates_crlf_with_other_differences(ctx: ToolContext) -> None:
+    target = ctx.cwd / "w.txt"
+    target.write_bytes("a \u2013 b  \r\nnext\r\nlast\r\n".encode())
+    result = await edit(ctx, "w.txt", ("a - b\nnext", "A\nNEXT"))
+    assert not result.is_error, result.text
+    assert target.read_bytes() == b"A\r\nNEXT\r\nlast\r\n"
+    assert result.details is not None
+    assert result.details["matches"] == [
+        "ignoring line endings, trailing whitespace and Unicode dashes"
+    ]
+    assert "matched only when ignoring trailing whitespace and Unicode dashes." in result.text
+
+
+async def test_edit_exact_match_is_reported_as_exact(ctx: ToolContext) -> None:
+    (ctx.cwd / "e.txt").write_text("one\ntwo\n")
+    result = await edit(ctx, "e.txt", ("one", "1"), ("two", "2"))
+    assert result.text == f"Successfully replaced 2 block(s) in {ctx.cwd / 'e.txt'}."
+    assert result.details is not None and result.details["matches"] == ["exact", "exact"]
+
+
+async def test_edit_tolerant_match_must_be_unique(ctx: ToolContext) -> None:
+    target = ctx.cwd / "u.txt"
+    target.write_text("say \u201chi\u201d\nsay \u201chi\u201d  \n")
+    result = await edit(ctx, "u.txt", ('say "hi"', "x"))
+    assert result.is_error
+    assert "occurs 2 times" in result.text and "quotes" in result.text
+    assert target.read_text() == "say \u201chi\u201d\nsay \u201chi\u201d  \n"
+
+
+async def test_edit_tolerance_has_limits(ctx: ToolContext) -> None:
+    target = ctx.cwd / "l.txt"
+    target.write_text("    indented\n    next\n")
+    result = await edit(ctx, "l.txt", ("indented  x", "y"))
+    assert result.is_error and "Could not find the oldText" in result.text
+    # Leading indentation is not ignored (it is meaningful in many languages).
+    result = await edit(ctx, "l.txt", ("indented\nnext", "y"))
+    assert result.is_error and "A match exists when whitespace is ignored" in result.text
+    assert target.read_text() == "    indented\n    next\n"
+
+
+async def test_edit_dropped_trailing_space_never_cuts_a_word(ctx: ToolContext) -> None:
+    target = ctx.cwd / "n.py"
+    target.write_text("x = 10\ny = \u201cs\u201d\n")
+    result = await edit(ctx, "n.py", ("x = 1 ", "x = 2"))
+    assert result.is_error and "Could not find" in result.text
+    assert target.read_text() == "x = 10\ny = \u201cs\u201d\n"
+    result = await edit(ctx, "n.py", ('y = "s" ', 'y = "t"'))
+    assert not result.is_error, result.text
+    assert target.read_text() == 'x = 10\ny = "t"\n'
+
+
+_VARIANTS = {
+    "'": ["'", "\u2018", "\u2019"],
+    '"': ['"', "\u201c", "\u201d"],
+    "-": ["-", "\u2013", "\u2212"],
+    " ": [" ", "\u00a0"],
+}
+
+
+@st.composite
+def messy_file(draw: st.DrawFn) -> tuple[list[str], list[str], str]:
+    """Lines as a model would type them, the same lines as the file has them (typographic
+    characters, trailing whitespace), and the file's line ending."""
+    alphabet = st.sampled_from(list("abc xyz'\"-=()"))
+    plain = draw(st.lists(st.text(alphabet, min_size=1, max_size=12), min_size=1, max_size=8))
+    plain = [line.rstrip() or "z" for line in plain]
+    messy = []
+    for line in plain:
+        chars = [draw(st.sampled_from(_VARIANTS.get(c, [c]))) for c in line]
+        messy.append("".join(chars) + draw(st.sampled_from(["", " ", "\t", "  "])))
+    return plain, messy, draw(st.sampled_from(["\n", "\r\n"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=messy_file(), data=st.data())
+def test_tolerant_match_replaces_exactly_the_matched_lines(
+    case: tuple[list[str], list[str], str], data: st.DataObject
+) -> None:
+    """Whole lines typed plainly find their messy counterparts; everything else keeps its bytes."""
+    plain, messy, eol = case
+    start = data.draw(st.integers(0, len(plain) - 1))
+    stop = data.draw(st.integers(start + 1, len(plain)))
+    content = "".join(line + eol for line in messy)
+    old = "\n".join(plain[start:stop]) + "\n"
+    assume(old.replace("\n", eol) not in content)  # an exact match wins (tested above)
+    try:
+        updated, tolerated = apply_edits(content, [{"oldText": old, "newText": "NEW\n"}], Path("f"))
+    except ToolError as exc:
+        # Only ambiguity may stop it: the plain text occurs more than once.
+        assert "occurs" in exc.message, exc.message
+        return
+    before = "".join(line + eol for line in messy[:start])
+    after = "".join(line + eol for line in messy[stop:])
+    assert updated == before + "NEW" + eol + after
+    assert len(tolerated) == 1
