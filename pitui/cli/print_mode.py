@@ -35,7 +35,7 @@ from pitui.agent.session import AgentError, AgentSession, RunResult
 from pitui.agent.tools import kill_running_commands
 from pitui.cli.agent_setup import build_agent
 from pitui.cli.output import TerminalStream, note, say, terminal_json
-from pitui.cli.session_args import open_session
+from pitui.cli.session_args import open_session, run_cwd, work_dir
 from pitui.config import load_settings
 from pitui.deepjson import dumps as json_dumps
 from pitui.llm.lazy import litellm as import_litellm
@@ -281,7 +281,7 @@ def run_print(
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    cwd = os.getcwd()
+    cwd = run_cwd(args)
     settings = load_settings(cwd)
     for warning in settings.warnings:
         note(f"warning: {warning}", err)
@@ -289,7 +289,8 @@ def run_print(
     for load_warning in store.warnings:
         note(f"warning: {store.path}: {load_warning}", err)
     try:
-        agent = build_agent(args, store, cwd, settings, err)
+        where = work_dir(args, store, cwd)
+        agent = build_agent(args, store, cwd, settings, err, where)
         agent.subscribe(JsonPrinter(out) if args.json_events else TextPrinter(out, err))
         try:
             result, signum = asyncio.run(_run_cancellable(agent, args.print_prompt))

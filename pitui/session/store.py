@@ -39,8 +39,8 @@ from pitui.session.events import (
 )
 from pitui.session.ids import iso_to_ms, new_entry_id
 from pitui.session.index import build_children, link_nodes
-from pitui.session.lock import SessionLock
 from pitui.session.loader import LoadResult, LoadWarning, MoreLines, load_session_file
+from pitui.session.lock import SessionLock
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
 from pitui.session.projection import (
     Projection,

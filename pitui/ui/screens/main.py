@@ -74,6 +74,8 @@ class MainScreen(UsesApp, Screen[None]):
 
     def send_prompt(self, text: str) -> None:
         app = self.pitui
+        if app.refuse_write():
+            return
         agent = app.agent
         if agent is None:
             self.notify(app.status_note or "No model is configured.", severity="warning")
