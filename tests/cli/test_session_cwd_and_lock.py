@@ -124,7 +124,7 @@ def test_cwd_dot_works_here(
 def test_fork_continues_a_copy_here(
     tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
 ) -> None:
-    path, stored = foreign_session(tmp_path)
+    path, _stored = foreign_session(tmp_path)
     before = path.read_bytes()
     sessions = tmp_path / "s"
     llm.script(tool_call("write", {"path": "a.txt", "content": "x"}), text("done"))
