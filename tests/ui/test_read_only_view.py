@@ -88,6 +88,8 @@ async def test_a_held_session_opens_read_only_with_a_banner_and_writes_offer_for
         assert message.count(".") == 1 and message.endswith(".")
         assert f"open in another pitui ({PID})" in message and "/fork" in message
         assert "t take over" not in str(app.screen.query_one("#read-only-keys").render())
+        assert app.main_screen is not None
+        assert app.main_screen.query_one(PromptEditor).text == "hello there"  # not lost
         await pilot.press("t")  # not offered while the other pitui holds it
         await settle(pilot, 5)
         assert store.read_only

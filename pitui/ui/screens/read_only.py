@@ -41,6 +41,7 @@ class ReadOnlyScreen(UsesApp, ModalScreen[None]):
     ReadOnlyScreen > Vertical {
         width: 80%; height: auto; border: round $warning; padding: 1 2; background: $surface;
     }
+    ReadOnlyScreen Label { width: 100%; }
     ReadOnlyScreen #read-only-keys { color: $text-muted; margin-top: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -91,6 +92,7 @@ class MissingCwdScreen(ModalScreen[str | None]):
     MissingCwdScreen > Vertical {
         width: 80%; height: auto; border: round $warning; padding: 1 2; background: $surface;
     }
+    MissingCwdScreen Label { width: 100%; }
     MissingCwdScreen .missing-cwd-option { margin-top: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
