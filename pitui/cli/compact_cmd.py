@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace, cwd: str, settings: Settings) -> int:
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     if store.read_only:
-        refusal = read_only_refusal(store)
+        refusal = read_only_refusal(store, can_fork=False)
         store.close()
         raise CliError(refusal)
     try:

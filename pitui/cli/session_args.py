@@ -84,12 +84,18 @@ def work_dir(
     return store.cwd or cwd
 
 
-def read_only_refusal(store: SessionStore) -> str:
-    """One sentence for a run that needs to write a session it cannot write."""
-    if store.held_elsewhere:
+def read_only_refusal(store: SessionStore, *, can_fork: bool = True) -> str:
+    """One sentence for a run that needs to write a session it cannot write (``can_fork``:
+    the command takes ``--fork``)."""
+    if store.held_elsewhere and can_fork:
         return (
             f"This session is open in another pitui ({store.holder}): use --fork {store.path} "
             "to continue a copy of it here."
+        )
+    if store.held_elsewhere:
+        return (
+            f"This session is open in another pitui ({store.holder}): quit it there first, "
+            "then run this again."
         )
     return f"Cannot write to this session: {store.read_only_reason or 'it is open elsewhere.'}"
 

@@ -196,3 +196,23 @@ def test_the_tui_asks_unless_told_where_to_work(tmp_path: Path, project: Path) -
         assert work_dir(told, store, run_cwd(told)) == str(project)
     with pytest.raises(CliError, match="no such directory"):
         run_cwd(parse("--cwd", str(tmp_path / "nope")))
+
+
+def test_compact_on_a_held_session_says_to_quit_the_other_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pitui.cli import main
+
+    path = copy_fixture("pi-v3-branches.jsonl", tmp_path)
+    before = path.read_bytes()
+    holder = SessionStore.open(path)
+    try:
+        assert main(["compact", str(path)]) == 2
+    finally:
+        holder.close()
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"pitui: This session is open in another pitui (pid {os.getpid()}): quit it there "
+        "first, then run this again."
+    )
+    assert path.read_bytes().startswith(before)
