@@ -46,7 +46,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
 
     # --cwd: the tools work there; otherwise in each session's own directory, and the app asks
     # when that is gone (continue here / fork here / cancel).
-    forced_work_dir = cwd if args.cwd else None
+    forced_work_dir = cwd if getattr(args, "cwd", None) else None
 
     def make_agent(s: SessionStore) -> AgentSession:
         return build_agent(args, s, cwd, settings, None, forced_work_dir)
@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         startup_warnings=warnings,
         open_picker=bool(getattr(args, "resume", False)),
         log_path=log_path,
-        ask_missing_cwd=not args.cwd,
+        ask_missing_cwd=forced_work_dir is None,
     )
     app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
     app.run()
