@@ -41,6 +41,15 @@ async def settle(pilot: Pilot[int], rounds: int = 15) -> None:
         await pilot.pause(0.02)
 
 
+async def wait_until(pilot: Pilot[int], check: Any, timeout: float = 10.0) -> None:
+    """Pause until ``check()`` holds (a loaded machine is slow; the file check is per second)."""
+    for _ in range(int(timeout / 0.05)):
+        if check():
+            return
+        await pilot.pause(0.05)
+    assert check()
+
+
 async def submit(pilot: Pilot[int], text: str) -> None:
     editor = pilot.app.screen.query_one(PromptEditor)
     editor.text = text
@@ -144,10 +153,8 @@ async def test_take_over_when_the_other_pitui_closes(held: Any, tmp_path: Path) 
         await settle(pilot)
         written = holder.append_message({"role": "user", "content": "last words", "timestamp": 1})
         holder.close()
-        for _ in range(40):  # the once-a-second file check notices the free lock
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ReadOnlyScreen):
-                break
+        # The once-a-second file check notices the free lock.
+        await wait_until(pilot, lambda: isinstance(app.screen, ReadOnlyScreen))
         assert isinstance(app.screen, ReadOnlyScreen)
         assert "closed this session" in app.screen.message
         assert "t take over" in str(app.screen.query_one("#read-only-keys").render())
@@ -193,8 +200,7 @@ async def test_a_missing_working_directory_asks_and_continue_works_here(tmp_path
     app = missing_cwd_app(tmp_path)
     stored = app.store.cwd
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        assert isinstance(app.screen, MissingCwdScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
         text = " ".join(str(label.render()) for label in app.screen.query("Label"))
         assert stored in text and str(tmp_path / "here") in text
         assert app.agent is not None and app.agent.cwd != (tmp_path / "here").resolve()
@@ -211,9 +217,9 @@ async def test_a_missing_working_directory_fork_here(tmp_path: Path) -> None:
     original = app.store.path
     ids = [n.id for n in app.store.all_nodes()]
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
         await pilot.press("f")
-        await settle(pilot)
+        await wait_until(pilot, lambda: app.store.path != original)
         store = app.store
         assert store.path != original and store.path is not None
         assert store.path.parent == tmp_path / "mine"
@@ -225,7 +231,7 @@ async def test_a_missing_working_directory_fork_here(tmp_path: Path) -> None:
 async def test_a_missing_working_directory_cancel_quits(tmp_path: Path) -> None:
     app = missing_cwd_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
         await pilot.press("escape")
         await settle(pilot)
     assert app.return_code == 0
@@ -242,13 +248,12 @@ async def test_resuming_a_session_whose_directory_is_gone_asks(tmp_path: Path) -
         await settle(pilot)
         first = app.store
         app._open_picked(str(other))
-        await settle(pilot)
-        assert isinstance(app.screen, MissingCwdScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
         await pilot.press("escape")  # cancel: stay where we were
         await settle(pilot)
         assert app.store is first and app.is_running
         app._open_picked(str(other))
-        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
         await pilot.press("c")
         await settle(pilot)
         assert app.store.path == other
