@@ -172,6 +172,11 @@ class AgentSession:
         self._task: asyncio.Task[RunResult] | None = None
         self._output_dir: Path | None = None
 
+    def work_in(self, cwd: str | Path) -> None:
+        """Run the tools in ``cwd`` from now on (the session's own directory is gone and the
+        user chose to continue here; the session file keeps its directory)."""
+        self.cwd = Path(cwd).resolve()
+
     # ------------------------------------------------------------------ configuration
 
     @property

@@ -29,10 +29,13 @@ def build_agent(
     cwd: str,
     settings: Settings,
     err: TextIO | None,
+    work_dir: str | None = None,
 ) -> AgentSession:
+    """The agent for ``store``; its tools work in ``work_dir`` (default: the session's own
+    directory, else ``cwd``)."""
     return AgentSession(
         store,
-        cwd=store.cwd or cwd,
+        cwd=work_dir or store.cwd or cwd,
         model=getattr(args, "model", None),
         api_base=getattr(args, "api_base", None),
         thinking=getattr(args, "thinking", None),

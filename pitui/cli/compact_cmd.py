@@ -144,15 +144,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, cwd: str, settings: Settings) -> int:
     from pitui.agent.compactor import CompactionFailed
     from pitui.cli.agent_setup import build_agent
+    from pitui.cli.session_args import read_only_refusal
 
     try:
         store = SessionStore.open(args.file)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     if store.read_only:
-        reason = store.read_only_reason or "it is open elsewhere"
+        refusal = read_only_refusal(store, can_fork=False)
         store.close()
-        raise CliError(f"Cannot write to this session: {reason}")
+        raise CliError(refusal)
     try:
         compaction = settings.compaction
         if args.keep_recent is not None:

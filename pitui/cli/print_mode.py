@@ -37,7 +37,7 @@ from pitui.agent.tools import kill_running_commands, remove_empty_output_dirs
 from pitui.cli.agent_setup import build_agent
 from pitui.cli.output import TerminalStream, note, say, terminal_json
 from pitui.cli.print_input import print_prompt
-from pitui.cli.session_args import open_session
+from pitui.cli.session_args import open_session, run_cwd, work_dir
 from pitui.config import load_settings
 from pitui.deepjson import dumps as json_dumps
 from pitui.errors import UserError
@@ -333,7 +333,7 @@ def _run_print(
     stdin: TextIO | None,
     printer: JsonPrinter | None,
 ) -> int:
-    cwd = os.getcwd()
+    cwd = run_cwd(args)
     prompt = print_prompt(args.print_prompt, stdin, err)
     settings = load_settings(cwd)
     for warning in settings.warnings:
@@ -342,7 +342,8 @@ def _run_print(
     for load_warning in store.warnings:
         note(f"warning: {store.path}: {load_warning}", err)
     try:
-        agent = build_agent(args, store, cwd, settings, err)
+        where = work_dir(args, store, cwd)
+        agent = build_agent(args, store, cwd, settings, err, where)
         agent.subscribe(printer if printer is not None else TextPrinter(out, err))
         try:
             result, signum = asyncio.run(_run_cancellable(agent, prompt))

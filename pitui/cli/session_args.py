@@ -1,4 +1,5 @@
-"""Which session a run uses: ``--session FILE|ID-prefix``, ``--continue``, ``--no-session``.
+"""Which session a run uses (``--session FILE|ID-prefix``, ``--continue``, ``--fork``,
+``--no-session``) and where it works (``--cwd``).
 
 Shared by print mode and the TUI. Errors are :class:`CliError` (exit code 2).
 """
@@ -6,11 +7,12 @@ Shared by print mode and the TUI. Errors are :class:`CliError` (exit code 2).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from pitui.cli.errors import CliError
 from pitui.config import Settings, resolve_session_folder, sessions_root
-from pitui.session import SessionFileError, SessionStore
+from pitui.session import SessionFileError, SessionStore, fork_from
 from pitui.session.listing import find_most_recent, list_sessions
 
 
@@ -38,7 +40,64 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="continue the latest session of this directory",
     )
+    group.add_argument(
+        "--fork",
+        metavar="FILE|ID",
+        help="continue a copy of a session (every branch, a new id) working in this directory",
+    )
     group.add_argument("--no-session", action="store_true", help="keep the session in memory only")
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="work in DIR: the tools run there, also for a resumed session whose own directory "
+        "is gone (the session file keeps its directory); default: this directory",
+    )
+
+
+def run_cwd(args: argparse.Namespace) -> str:
+    """The directory this run belongs to: ``--cwd DIR`` (it must exist) or the process's."""
+    value = getattr(args, "cwd", None)
+    if not value:
+        return os.getcwd()
+    path = os.path.abspath(os.path.expanduser(value))
+    if not os.path.isdir(path):
+        raise CliError(f"--cwd {value}: there is no such directory.")
+    return path
+
+
+def work_dir(
+    args: argparse.Namespace, store: SessionStore, cwd: str, *, ask: bool = False
+) -> str | None:
+    """Where the tools work: ``cwd`` with ``--cwd``, else the session's own directory. A saved
+    session whose directory no longer exists gives None when ``ask`` (the TUI asks), else a
+    CliError saying what to do; the tools never re-create that directory."""
+    if getattr(args, "cwd", None):
+        return cwd
+    if store.stored_cwd_missing:
+        if ask:
+            return None
+        ref = store.path or args.session
+        raise CliError(
+            f"The session's working directory {store.cwd} no longer exists: add --cwd . to "
+            f"work here, or use --fork {ref} to continue a copy of it here."
+        )
+    return store.cwd or cwd
+
+
+def read_only_refusal(store: SessionStore, *, can_fork: bool = True) -> str:
+    """One sentence for a run that needs to write a session it cannot write (``can_fork``:
+    the command takes ``--fork``)."""
+    if store.held_elsewhere and can_fork:
+        return (
+            f"This session is open in another pitui ({store.holder}): use --fork {store.path} "
+            "to continue a copy of it here."
+        )
+    if store.held_elsewhere:
+        return (
+            f"This session is open in another pitui ({store.holder}): quit it there first, "
+            "then run this again."
+        )
+    return f"Cannot write to this session: {store.read_only_reason or 'it is open elsewhere.'}"
 
 
 def _looks_like_path(value: str) -> bool:
@@ -79,7 +138,13 @@ def open_session(
     try:
         if args.no_session:
             return SessionStore.in_memory(cwd)
-        if args.session:
+        if getattr(args, "fork", None):
+            source = _open_existing(args.fork, folder, cwd)
+            try:
+                store = fork_from(source, cwd, folder)
+            finally:
+                source.close()
+        elif args.session:
             if _looks_like_path(args.session):
                 path = Path(args.session).expanduser()
                 store = SessionStore.open_or_create(path, cwd, folder=path.absolute().parent)
@@ -97,7 +162,13 @@ def open_session(
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     if store.read_only and not allow_read_only:
-        reason = store.read_only_reason or "it is open elsewhere"
+        refusal = read_only_refusal(store)
         store.close()
-        raise CliError(f"Cannot write to this session: {reason}")
+        raise CliError(refusal)
     return store
+
+
+def _open_existing(ref: str, folder: Path, cwd: str) -> SessionStore:
+    """The session ``ref`` (a path or an id prefix), read-only: a source to copy from."""
+    path = Path(ref).expanduser() if _looks_like_path(ref) else find_by_prefix(ref, folder, cwd)
+    return SessionStore.open(path, read_only=True)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from pathlib import Path
 
 from pitui.agent.session import AgentSession
 from pitui.cli.agent_setup import build_agent
-from pitui.cli.session_args import open_session, session_folder
+from pitui.cli.session_args import open_session, run_cwd, session_folder
 from pitui.config import load_settings
 from pitui.session import SessionStore
 
@@ -33,7 +32,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, log_path: Path) -> int:
-    cwd = os.getcwd()
+    cwd = run_cwd(args)
     settings = load_settings(cwd)
     if getattr(args, "demo", False):
         from pitui.ui.demo import run_demo
@@ -45,8 +44,12 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     folder = session_folder(args, cwd, settings)
     warnings = [str(w) for w in store.warnings] + list(settings.warnings)
 
+    # --cwd: the tools work there; otherwise in each session's own directory, and the app asks
+    # when that is gone (continue here / fork here / cancel).
+    forced_work_dir = cwd if getattr(args, "cwd", None) else None
+
     def make_agent(s: SessionStore) -> AgentSession:
-        return build_agent(args, s, cwd, settings, None)
+        return build_agent(args, s, cwd, settings, None, forced_work_dir)
 
     from pitui.ui.app import PituiApp
 
@@ -59,6 +62,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         startup_warnings=warnings,
         open_picker=bool(getattr(args, "resume", False)),
         log_path=log_path,
+        ask_missing_cwd=forced_work_dir is None,
     )
     app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
     app.run()

@@ -3,7 +3,7 @@
 Pure and fast to import: no Textual, no litellm, no network, no threads.
 """
 
-from pitui.session.branching import clone, create_branched_session, fork
+from pitui.session.branching import clone, create_branched_session, fork, fork_from
 from pitui.session.errors import (
     EntryNotFoundError,
     ReadOnlySessionError,
@@ -19,6 +19,7 @@ from pitui.session.events import (
     LeafMoved,
     SessionEvent,
     SessionSwitched,
+    WriterChanged,
 )
 from pitui.session.loader import LoadWarning
 from pitui.session.node import LEAF_MARKER_TYPE, Node
@@ -44,8 +45,10 @@ __all__ = [
     "SessionStore",
     "SessionSwitched",
     "SessionWriteError",
+    "WriterChanged",
     "clone",
     "create_branched_session",
     "fork",
+    "fork_from",
     "message_text",
 ]

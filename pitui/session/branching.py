@@ -134,3 +134,22 @@ def clone(store: SessionStore, folder: Path | None = None) -> SessionStore:
         raise SessionError("Nothing to clone yet.")
     _check_saved(store)
     return create_branched_session(store, store.leaf.id, folder)
+
+
+def fork_from(store: SessionStore, cwd: str, folder: Path) -> SessionStore:
+    """A copy of the whole session (every branch, byte for byte) as a new session working in
+    ``cwd``, in ``folder`` (pi 1.6's ``forkFrom``: new id, ``parentSession`` is this file; the
+    original is left as it is). The copy opens at this store's leaf."""
+    if store.path is None or not store.persisted:
+        raise SessionError("This session has not been saved yet, so there is nothing to fork.")
+    header = new_header(cwd, str(store.path.absolute()))
+    lines = [codec.dumps_line(header)]
+    lines.extend(store.raw_line(n) + b"\n" for n in store.all_nodes())
+    new_path = folder / session_file_name(header)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    create_exclusive(new_path, b"".join(lines))
+    new = SessionStore.open(new_path, folder=folder)
+    leaf = store.leaf_id
+    if leaf is not None and leaf in new and new.leaf_id != leaf:
+        new.branch(leaf)
+    return new

@@ -41,4 +41,14 @@ class FileChanged:
     can_reopen: bool
 
 
-SessionEvent = EntryAppended | LeafMoved | SessionSwitched | EntriesReloaded | FileChanged
+@dataclass(frozen=True)
+class WriterChanged:
+    """The store became the session's writer: the process that held it (``previous_holder``)
+    closed it and this store took the lock over."""
+
+    previous_holder: str | None
+
+
+SessionEvent = (
+    EntryAppended | LeafMoved | SessionSwitched | EntriesReloaded | FileChanged | WriterChanged
+)

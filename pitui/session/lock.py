@@ -70,6 +70,25 @@ class SessionLock:
         # session file itself is locked, only the pid in messages is missing.
         return LockAttempt(cls(session_path, lock_fd, note_fd))
 
+    @staticmethod
+    def is_free(session_path: Path) -> bool:
+        """True when no process holds the lock on ``session_path`` now (a probe: the lock is
+        taken and released at once, no note is written). False when it cannot be told."""
+        try:
+            fd, _ = open_regular(session_path)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        else:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            return True
+        finally:
+            os.close(fd)
+
     @classmethod
     def try_acquire(cls, session_path: Path) -> tuple[SessionLock | None, str | None]:
         """Take the lock; returns ``(lock, None)``, or ``(None, holder description)`` if held,

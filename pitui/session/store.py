@@ -35,10 +35,12 @@ from pitui.session.events import (
     FileChanged,
     LeafMoved,
     SessionEvent,
+    WriterChanged,
 )
 from pitui.session.ids import iso_to_ms, new_entry_id
 from pitui.session.index import build_children, link_nodes
 from pitui.session.loader import LoadResult, LoadWarning, MoreLines, load_session_file
+from pitui.session.lock import SessionLock
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
 from pitui.session.projection import (
     Projection,
@@ -109,6 +111,9 @@ class SessionStore(EntryAppends):
         self.folder = folder if folder is not None else (path.parent if path else None)
         self.read_only = read_only
         self.read_only_reason: str | None = None
+        self.holder: str | None = None
+        """Who holds the lock (``"pid N"``) when the store is read-only because another
+        process has the session open for writing; None otherwise."""
         self.warnings: list[LoadWarning] = list(load.warnings) if load else []
         self._nodes: list[Node] = []
         self._by_id: dict[str, Node] = {}
@@ -180,13 +185,52 @@ class SessionStore(EntryAppends):
         if attempt.lock is not None:
             return
         self.read_only = True
+        self.holder = attempt.holder
         if attempt.holder is not None:
             self.read_only_reason = (
-                f"This session is open in another pitui ({attempt.holder}); it is shown "
-                "read-only. Fork or clone it to continue here."
+                f"This session is open in another pitui ({attempt.holder}), so it is open "
+                "read-only here."
             )
         else:
             self.read_only_reason = attempt.problem
+
+    @property
+    def held_elsewhere(self) -> bool:
+        """Read-only only because another process holds the lock (see :meth:`take_over`)."""
+        return self.read_only and self.holder is not None and self._disk.changed is None
+
+    def lock_is_free(self) -> bool:
+        """For a store :attr:`held_elsewhere`: True once the other process let go of the lock
+        (a probe; nothing is taken)."""
+        if not self.held_elsewhere or self.path is None:
+            return False
+        return SessionLock.is_free(self.path)
+
+    def take_over(self) -> bool:
+        """Become the writer of a session another process held (it has closed it): take in
+        what it appended, then take the lock. True when this store may write now; False (with
+        :attr:`read_only_reason` saying why) when the lock is still held or cannot be taken."""
+        if not self.held_elsewhere:
+            return not self.read_only
+        self._sync_file()
+        if self._disk.changed is not None:
+            return False
+        holder = self.holder
+        self.read_only = False
+        self._take_lock()  # read-only again, with why, if it cannot be taken
+        if self.read_only:
+            return False
+        self.read_only_reason = None
+        self.holder = None
+        self._emit(WriterChanged(holder))
+        return True
+
+    @property
+    def stored_cwd_missing(self) -> bool:
+        """The saved session's working directory is set but no longer a directory here
+        (another machine, a deleted checkout): the caller asks where to work."""
+        cwd = self.cwd
+        return bool(self.path is not None and self.persisted and cwd) and not os.path.isdir(cwd)
 
     @classmethod
     def open_or_create(
@@ -291,6 +335,10 @@ class SessionStore(EntryAppends):
     def nodes(self) -> Iterator[Node]:
         """Every visible entry in file order."""
         return (n for n in self._nodes if not n.hidden)
+
+    def all_nodes(self) -> list[Node]:
+        """Every entry in file order, hidden leaf markers included (a snapshot)."""
+        return list(self._nodes)
 
     def node(self, entry_id: str) -> Node:
         node = self._by_id.get(entry_id)

@@ -69,6 +69,7 @@ class PituiApp(App[int]):
         startup_warnings: list[str] | None = None,
         open_picker: bool = False,
         log_path: Path | None = None,
+        ask_missing_cwd: bool = False,
     ) -> None:
         super().__init__()
         teach_textual_enter_keys()  # Alt+Enter (ESC CR) is a newline, not Enter
@@ -82,8 +83,15 @@ class PituiApp(App[int]):
         self.open_picker = open_picker
         self.agent_factory = agent_factory
         self.errors = ErrorBoundary(self, log_path or log_file())
+        self.ask_missing_cwd = ask_missing_cwd
+        """Ask where to work when a session's own directory is gone (``pitui`` does, unless
+        the user said where with ``--cwd``; tests over fixtures from elsewhere do not)."""
+        self._working_here: set[str] = set()
+        """Stored directories that no longer exist and whose sessions work in :attr:`cwd`
+        for this run (the user chose "continue here"; asked again next time)."""
+        self._offered_take_over = False
         self.store = store
-        self.agent: AgentSession | None = agent_factory(store) if agent_factory else None
+        self.agent: AgentSession | None = self._new_agent(store)
         self.bridge = StoreBridge(self)
         self.bridge.attach(store, self.agent)
         self._signals: list[int] = []
@@ -103,9 +111,61 @@ class PituiApp(App[int]):
         self.bridge.detach()
         old.close()
         self.store = store
-        self.agent = self.agent_factory(store) if self.agent_factory else None
+        self._offered_take_over = False
+        self.agent = self._new_agent(store)
         self.bridge.attach(store, self.agent)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
+
+    def _new_agent(self, store: SessionStore) -> AgentSession | None:
+        agent = self.agent_factory(store) if self.agent_factory else None
+        if agent is not None and store.cwd in self._working_here and store.stored_cwd_missing:
+            agent.work_in(self.cwd)
+        return agent
+
+    # ------------------------------------------------------------------ a missing directory
+
+    def ask_where_to_work(self, store: SessionStore, then: Callable[[str | None], None]) -> None:
+        """``store``'s working directory is gone: ask (continue here / fork here / cancel)
+        unless the user said where to work; ``then`` gets "continue", "fork" or None."""
+        if not self.ask_missing_cwd or not store.stored_cwd_missing:
+            then("continue")
+            return
+        if store.cwd in self._working_here:
+            then("continue")
+            return
+        from pitui.ui.screens.read_only import MissingCwdScreen
+
+        cancel = "quit" if store is self.store else "cancel"
+        self.push_screen(MissingCwdScreen(store.cwd, str(self.cwd), cancel), then)
+
+    def _work_here(self, store: SessionStore) -> None:
+        self._working_here.add(store.cwd)
+        if store is self.store and self.agent is not None:
+            self.agent.work_in(self.cwd)
+        self.notify(
+            f"Working in {self.cwd} (the session keeps its own directory).",
+            markup=False,
+            timeout=5,
+        )
+
+    def _fork_here(self, store: SessionStore) -> SessionStore:
+        from pitui.session import fork_from
+
+        folder = self.session_folder or store.folder
+        if folder is None:
+            raise UserError("This session has no folder to fork into.")
+        return fork_from(store, str(self.cwd), folder)
+
+    def _at_start_where_to_work(self, choice: str | None) -> None:
+        with self.errors.guard("choosing where to work"):
+            if choice is None:
+                self.exit(return_code=0)
+            elif choice == "fork":
+                new = self._fork_here(self.store)
+                self.switch_session(new)
+                self.notify(f"Forked into {new.path}.", markup=False, timeout=5)
+            else:
+                self._work_here(self.store)
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -124,7 +184,82 @@ class PituiApp(App[int]):
         if not path:
             return
         with self.errors.guard("opening the session"):
-            self.switch_session(SessionStore.open(path))
+            store = SessionStore.open(path)
+            self.ask_where_to_work(store, lambda choice: self._resume_where(store, choice))
+
+    def _resume_where(self, store: SessionStore, choice: str | None) -> None:
+        with self.errors.guard("opening the session"):
+            if choice is None:
+                store.close()
+                self.notify("Resume cancelled.", markup=False, timeout=3)
+                return
+            if choice == "fork":
+                try:
+                    new = self._fork_here(store)
+                finally:
+                    store.close()
+                self.switch_session(new)
+                self.notify(f"Forked into {new.path}.", markup=False, timeout=5)
+                return
+            missing = store.stored_cwd_missing and self.ask_missing_cwd
+            if missing:
+                self._working_here.add(store.cwd)
+            self.switch_session(store)
+            if missing:
+                self._work_here(store)
+            if store.read_only and store.read_only_reason:
+                self.notify(store.read_only_reason, severity="warning", markup=False, timeout=8)
+
+    # ------------------------------------------------------------------ read-only
+
+    def run_slash(self, line: str) -> None:
+        """Run a slash command as if typed in the editor."""
+        main = self.main_screen
+        if main is not None:
+            main.run_command(line)
+
+    def refuse_write(self) -> bool:
+        """True, after saying so (one sentence, fork / clone offered), when the session cannot
+        be written here; False when it can."""
+        store = self.store
+        if not store.read_only:
+            return False
+        from pitui.ui.screens.read_only import ReadOnlyScreen, refusal_sentence
+
+        if not isinstance(self.screen, ReadOnlyScreen):
+            self.push_screen(ReadOnlyScreen(refusal_sentence(store), store.lock_is_free()))
+        return True
+
+    def take_over(self) -> None:
+        """Become the writer of the session another pitui had open (it has closed it)."""
+        store = self.store
+        if store.take_over():
+            self.notify("This pitui writes to the session now.", markup=False, timeout=5)
+        else:
+            reason = store.read_only_reason or "The session is still open elsewhere."
+            self.notify(reason, severity="warning", markup=False, timeout=8)
+        self._refresh_status()
+
+    def _refresh_status(self) -> None:
+        from pitui.ui.widgets.status import StatusLine
+
+        main = self.main_screen
+        if main is not None:
+            with contextlib.suppress(Exception):
+                main.query_one(StatusLine).refresh_status()
+
+    def _offer_take_over(self) -> None:
+        """Once a second while another pitui holds the session: has it let go?"""
+        store = self.store
+        if self._offered_take_over or not store.held_elsewhere or not store.lock_is_free():
+            return
+        from pitui.ui.screens.read_only import ReadOnlyScreen, freed_sentence
+
+        self._offered_take_over = True
+        self._refresh_status()
+        if isinstance(self.screen, ReadOnlyScreen):
+            self.screen.dismiss(None)
+        self.push_screen(ReadOnlyScreen(freed_sentence(), can_take_over=True))
 
     def on_mount(self) -> None:
         self._handle_termination_signals()
@@ -134,12 +269,22 @@ class PituiApp(App[int]):
             self.notify(warning, severity="warning", markup=False, timeout=6)
         if self.store.read_only and self.store.read_only_reason:
             self.notify(self.store.read_only_reason, severity="warning", markup=False, timeout=8)
-        if self.open_picker:
+        if self.store.stored_cwd_missing and self.ask_missing_cwd:
+            self.call_after_refresh(
+                self.ask_where_to_work, self.store, self._at_start_where_to_work
+            )
+        elif self.open_picker:
             self.call_after_refresh(self.open_session_picker)
+
+    @property
+    def take_over_offered(self) -> bool:
+        """The other pitui closed the session and this one offered to take over."""
+        return self._offered_take_over and self.store.held_elsewhere
 
     def _look_at_the_file(self) -> None:
         with contextlib.suppress(UserError, OSError):
             self.store.refresh()
+            self._offer_take_over()
 
     def on_file_changed(self, message: FileChanged) -> None:
         """Say it once, and offer to reopen the file or save a copy."""

@@ -21,6 +21,7 @@ from pitui.session.events import (
     FileChanged,
     LeafMoved,
     SessionEvent,
+    WriterChanged,
 )
 from pitui.ui import messages
 
@@ -63,6 +64,9 @@ class StoreBridge:
                 self.publish(messages.SessionSwitched(str(path) if path else None))
         elif isinstance(event, FileChanged):
             self.app.post_message(messages.FileChanged(event.kind, event.message, event.can_reopen))
+            self.publish(messages.FileChanged(event.kind, event.message, event.can_reopen))
+        elif isinstance(event, WriterChanged):
+            self.publish(messages.WriterChanged(event.previous_holder))
 
     def on_agent_event(self, event: AgentEvent) -> None:
         self.publish(messages.AgentUpdate(event))

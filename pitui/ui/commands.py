@@ -16,6 +16,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from pitui.session import SessionStore, clone
 from pitui.session.shapes import is_conversation, message_text
+from pitui.text import terminal_line
 from pitui.ui.app_state import UsesApp
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ async def cmd_clone(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_compact(ctx: CommandContext, arg: str) -> None:
+    if ctx.app.refuse_write():
+        return
     agent = ctx.app.agent
     if agent is None:
         ctx.say("No model is configured to write the summary.", "warning")
@@ -81,6 +84,8 @@ async def cmd_model(ctx: CommandContext, arg: str) -> None:
     if not arg:
         ctx.say(f"Model: {agent.model_name or 'none'}. Use /model provider/name to switch.")
         return
+    if ctx.app.refuse_write():
+        return
     agent.set_model(arg.strip())
     problem = agent.problem()
     ctx.say(problem or f"Model: {agent.model_name}.", "warning" if problem else "information")
@@ -96,18 +101,37 @@ async def cmd_thinking(ctx: CommandContext, arg: str) -> None:
     if not arg:
         ctx.say(f"Thinking: {agent.thinking} (one of {', '.join(THINKING_LEVELS)}).")
         return
+    if ctx.app.refuse_write():
+        return
     agent.set_thinking(arg.strip())
     ctx.say(f"Thinking: {agent.thinking}.")
 
 
+CLEAR_NAME = ('""', "''")
+"""``/name ""`` clears the name (a bare ``/name`` shows it, as pi)."""
+
+
 async def cmd_name(ctx: CommandContext, arg: str) -> None:
-    ctx.app.store.append_session_info(arg)
-    name = ctx.app.store.session_name
-    ctx.say(f"Session name: {name}." if name else "Session name cleared.")
+    store = ctx.app.store
+    if not arg:
+        name = store.session_name
+        ctx.say(
+            f"Session name: {terminal_line(name)}"
+            if name
+            else 'This session has no name: /name NAME sets one, /name "" clears it.'
+        )
+        return
+    if ctx.app.refuse_write():
+        return
+    store.append_session_info("" if arg in CLEAR_NAME else arg)
+    name = store.session_name
+    ctx.say(f"Session name: {terminal_line(name)}" if name else "Session name cleared.")
 
 
 async def cmd_label(ctx: CommandContext, arg: str) -> None:
     store = ctx.app.store
+    if ctx.app.refuse_write():
+        return
     # The newest entry of the conversation (names, labels and settings changes are bookkeeping).
     target = next(
         (n.id for n in reversed(store.path_to()) if is_conversation(n.type, n.role)), None
@@ -182,6 +206,22 @@ async def cmd_help(ctx: CommandContext, arg: str) -> None:
     ctx.app.push_screen(HelpScreen(COMMANDS))
 
 
+async def cmd_takeover(ctx: CommandContext, arg: str) -> None:
+    store = ctx.app.store
+    if not store.read_only:
+        ctx.say("This pitui already writes to the session.")
+    elif not store.held_elsewhere:
+        ctx.say(store.read_only_reason or "This session is open read-only.", "warning")
+    elif not store.lock_is_free():
+        ctx.say(
+            f"The session is still open in another pitui ({store.holder}): quit it there "
+            "first, or /fork or /clone it.",
+            "warning",
+        )
+    else:
+        ctx.app.take_over()
+
+
 async def cmd_quit(ctx: CommandContext, arg: str) -> None:
     await ctx.app.action_quit()  # the same clean path as Ctrl+Q
 
@@ -195,9 +235,12 @@ COMMANDS: dict[str, Command] = {
         Command("compact", "Summarize older messages now", cmd_compact, "[instructions]"),
         Command("model", "Show or switch the model", cmd_model, "[provider/name]"),
         Command("thinking", "Show or set the thinking level", cmd_thinking, "[level]"),
-        Command("name", "Name the session (empty clears)", cmd_name, "[name]"),
+        Command("name", 'Show or set the session name (/name "" clears it)', cmd_name, "[name]"),
         Command("label", "Label the current entry (empty clears)", cmd_label, "[text]"),
         Command("resume", "Open another session", cmd_resume),
+        Command(
+            "takeover", "Write to a session another pitui had open, once it closed", cmd_takeover
+        ),
         Command("new", "Start a new session", cmd_new),
         Command("copy", "Copy the last assistant message", cmd_copy),
         Command(  # issue-14 wiring: options as `pitui export`

@@ -41,3 +41,10 @@ class FileChanged(Message):
     kind: str
     message: str
     can_reopen: bool
+
+
+@dataclass
+class WriterChanged(Message):
+    """This pitui became the session's writer (another pitui had it open and closed it)."""
+
+    previous_holder: str | None

@@ -22,6 +22,7 @@ from pitui.ui import commands
 from pitui.ui.app import PituiApp
 from pitui.ui.commands import COMMANDS, Command
 from pitui.ui.screens.main import MainScreen
+from pitui.ui.screens.read_only import ReadOnlyScreen, refusal_sentence
 from pitui.ui.widgets.prompt import PromptEditor
 
 SIZE = (110, 32)
@@ -81,6 +82,7 @@ EVERY_COMMAND = [
     ("/name", "x"),
     ("/label", "here"),
     ("/resume", ""),
+    ("/takeover", ""),
     ("/new", ""),
     ("/copy", ""),
     ("/export", "jsonl"),
@@ -110,15 +112,18 @@ async def test_every_command_on_a_read_only_session_keeps_the_app_running(
             notes = record_notices(app)
             await submit(pilot, f"{command} {arg}".strip())
             assert app.is_running
+            if command in ("/name", "/label", "/model", "/thinking", "/compact"):
+                # A write to a held session: one sentence, fork and clone offered.
+                assert isinstance(app.screen, ReadOnlyScreen), app.screen
+                assert app.screen.message == refusal_sentence(store)
+                assert "open in another pitui" in app.screen.message
+                assert "/fork" in app.screen.message and "/clone" in app.screen.message
             back_to_main(app)
             await pilot.pause()
             # The app still answers: another command works.
             await submit(pilot, "/help")
             assert app.screen.__class__.__name__ == "HelpScreen"
             back_to_main(app)
-            if command in ("/name", "/label", "/model", "/thinking"):
-                # A write to a read-only session: its one sentence, as a warning.
-                assert (store.read_only_reason, "warning") in notes
             assert not any(severity == "error" for _, severity in notes), notes
         assert path.read_bytes() == before  # nothing was written to the held session
         assert "Traceback" not in log_text(log_path)

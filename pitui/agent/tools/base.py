@@ -358,3 +358,17 @@ def format_size(size: int) -> str:
         return f"{value:.0f} KB" if value.is_integer() or value >= 10 else f"{value:.1f} KB"
     value = size / (1024 * 1024)
     return f"{value:.0f} MB" if value.is_integer() or value >= 10 else f"{value:.1f} MB"
+
+
+def refuse_missing_cwd(raw: str, path: Path, cwd: Path) -> None:
+    """A tool never re-creates a working directory that no longer exists (a session from
+    another machine or a deleted checkout): a relative path, or one inside ``cwd``, is refused
+    while ``cwd`` is not a directory."""
+    if cwd.is_dir():
+        return
+    relative = not os.path.isabs(os.path.expanduser(raw.strip().removeprefix("@")))
+    if relative or path == cwd or cwd in path.parents:
+        raise ToolError(
+            f"The working directory {cwd} does not exist, and pitui does not create it: use an "
+            "absolute path elsewhere, or restart pitui where the project is (or with --cwd)."
+        )

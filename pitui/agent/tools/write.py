@@ -19,6 +19,7 @@ from pitui.agent.tools.base import (
     ToolError,
     ToolResult,
     os_error,
+    refuse_missing_cwd,
     resolve_path,
 )
 from pitui.agent.tools.replace import replace_file
@@ -78,6 +79,7 @@ class WriteTool(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_path(args["path"], ctx.cwd)
+        refuse_missing_cwd(args["path"], path, ctx.cwd)
         data = args["content"].encode("utf-8", "replace")
         await asyncio.to_thread(write_text_file, path, data)
         return ToolResult.from_text(

@@ -105,6 +105,11 @@ class MainScreen(UsesApp, Screen[None]):
 
     def send_prompt(self, text: str) -> None:
         app = self.pitui
+        if app.refuse_write():
+            editor = self.query_one(PromptEditor)
+            if not editor.text:
+                editor.set_text(text)  # kept for a fork or a clone
+            return
         agent = app.agent
         if agent is None:
             self.notify(app.status_note or "No model is configured.", severity="warning")

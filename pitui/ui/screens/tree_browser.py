@@ -285,6 +285,15 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         if not abandoned or app.settings.branch_summary.skip_prompt:
             self._navigate(entry_id, SummaryChoice(False))
             return
+        if store.read_only:
+            # A summary would be appended: a read-only view only moves (nothing is written).
+            self.notify(
+                "Read-only: moved without a branch summary (fork or clone to write).",
+                markup=False,
+                timeout=4,
+            )
+            self._navigate(entry_id, SummaryChoice(False))
+            return
         can_summarize = agent is not None and agent.problem() is None
         blink = app.settings.ui.cursor_blink
 
@@ -395,6 +404,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         app = self.pitui
         if app.agent is not None and app.agent.running:
             self.notify("The agent is busy: wait for it or press Esc first.", markup=False)
+            return
+        if app.refuse_write():
             return
         current = app.store.label_of(entry_id)
         blink = app.settings.ui.cursor_blink

@@ -32,7 +32,14 @@ from pitui.session.node import Node
 from pitui.session.store import BranchPosition
 from pitui.text import terminal_line
 from pitui.ui.app_state import UsesApp
-from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
+from pitui.ui.messages import (
+    AgentUpdate,
+    EntryAppended,
+    FileChanged,
+    LeafMoved,
+    SessionSwitched,
+    WriterChanged,
+)
 
 SYNC_POSITION_ENTRIES = 50_000
 """Up to this many entries the branch position is computed at once; above, in a thread."""
@@ -104,6 +111,8 @@ class StatusLine(UsesApp, Widget):
             if message.new_leaf_id != self._position_leaf:
                 self._position_stale = True
             self._invalidate()
+        elif isinstance(message, WriterChanged | FileChanged):
+            self.refresh()  # the read-only banner comes or goes
         elif isinstance(message, SessionSwitched):
             self._agent_busy = self._compacting = False
             self._retry = None
@@ -262,10 +271,27 @@ class StatusLine(UsesApp, Widget):
 
     # ------------------------------------------------------------------ rendering
 
+    def read_only_banner(self) -> Content:
+        """``read-only · open in pid N`` while this pitui cannot write the session."""
+        app = self.pitui
+        store = app.store
+        if not store.read_only:
+            return Content("")
+        if app.take_over_offered:
+            text = "read-only · closed elsewhere: /takeover"
+        elif store.held_elsewhere:
+            text = f"read-only · open in {terminal_line(store.holder or 'another pitui')}"
+        else:
+            text = "read-only"
+        return Content.styled(text, "bold $warning")
+
     def left_parts(self) -> list[Content]:
         app = self.pitui
         agent = app.agent
         parts: list[Content] = []
+        banner = self.read_only_banner()
+        if banner:
+            parts.append(banner)
         if agent is None or agent.model_name is None:
             note = app.status_note or NO_MODEL
             parts.append(Content.styled(note, "$warning"))
