@@ -17,6 +17,7 @@ bounded); blocks scrolled far out of a long live session are pruned again.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import time
@@ -48,6 +49,13 @@ from pitui.text import StreamSanitizer, strip_escapes
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.sanitize import tool_output_text
+from pitui.ui.widgets.bounded import (
+    MARKDOWN_CHARS,
+    TEXT_BLOCKS,
+    BoundedText,
+    MoreLine,
+    cut_at,
+)
 
 log = logging.getLogger("pitui.ui.chat")
 
@@ -89,8 +97,9 @@ def _text_blocks(content: Any) -> str:
 # ---------------------------------------------------------------------------------- blocks
 
 
-class UserBlock(Static):
-    """A user message (literal text: no markup, no escapes)."""
+class UserBlock(BoundedText):
+    """A user message (literal text: no markup, no escapes); a long one shows its start and
+    "show more" (see :mod:`pitui.ui.widgets.bounded`)."""
 
     DEFAULT_CSS: ClassVar[str] = """
     UserBlock {
@@ -136,16 +145,86 @@ class AssistantBlock(Widget):
     AssistantBlock { height: auto; layout: stream; margin: 1 0 0 0; padding: 0 1; }
     """
 
-    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        markdown: str = "",
+        *,
+        rest: str = "",
+        later: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._sealed: list[str] = []  # texts of the sealed parts
         self._open = markdown  # text of the last part
         self._open_part: MarkdownPart | None = None
+        # A long message: the text not shown yet ("show more" reveals it a part at a time).
+        self._rest = rest
+        # Later text blocks of the message, unsanitized until the reader asks for them (joined
+        # to ``rest`` then, with where each starts in it).
+        self._later = later or []
+        self._block_starts: list[int] = []
+        self._revealed = 0  # characters of ``rest`` shown since
+        self._more = (
+            MoreLine(self.hidden_chars, len(self._later), classes="more")
+            if rest or self._later
+            else None
+        )
 
     def compose(self) -> ComposeResult:
         if self._open:
             self._open_part = MarkdownPart(self._open)
             yield self._open_part
+        if self._more is not None:
+            yield self._more
+
+    @property
+    def hidden_chars(self) -> int:
+        """Characters of the message not shown (behind "show more")."""
+        return len(self._rest) + sum(2 + len(text) for text in self._later)
+
+    def _hidden_blocks(self) -> int:
+        return len(self._block_starts) - bisect.bisect_left(self._block_starts, self._revealed)
+
+    def _join_later(self) -> None:
+        """The later blocks, sanitized, at the end of the hidden text (on the first "show
+        more", before anything of it was revealed)."""
+        pieces = [self._rest] if self._rest else []
+        position = len(self._rest)
+        for raw in self._later:
+            text = strip_escapes(raw)
+            if pieces:
+                position += 2
+            self._block_starts.append(position)
+            pieces.append(text)
+            position += len(text)
+        self._rest = "\n\n".join(pieces)
+        self._later = []
+
+    async def show_more(self) -> None:
+        """Reveal the next part of the hidden text (appended like streamed text)."""
+        if self._later:
+            self._join_later()
+        end = cut_at(self._rest, 0, MARKDOWN_CHARS)
+        chunk, self._rest = self._rest[:end], self._rest[end:]
+        self._revealed += end
+        await self.append(chunk)
+        if self._more is not None:
+            if self._rest:
+                self._more.set_hidden(len(self._rest), self._hidden_blocks())
+            else:
+                await self._more.remove()
+                self._more = None
+
+    async def on_more_line_pressed(self, event: MoreLine.Pressed) -> None:
+        event.stop()
+        await self.show_more()
+
+    async def _mount_part(self, part: MarkdownPart) -> None:
+        """Mount a new part at the end of the text (above the "show more" line)."""
+        if self._more is not None and self._more.parent is self:
+            await self.mount(part, before=self._more)
+        else:
+            await self.mount(part)
 
     @property
     def source(self) -> str:
@@ -163,7 +242,7 @@ class AssistantBlock(Widget):
         part = self._open_part
         if part is None:
             part = self._open_part = MarkdownPart()
-            await self.mount(part)
+            await self._mount_part(part)
         await part.append(text)
         if len(part.children) > SEAL_BLOCKS:
             await self._seal()
@@ -188,7 +267,7 @@ class AssistantBlock(Widget):
                 part.children[-1].add_class("-end")
             part.set_class(kind not in _TOP_MARGIN_BLOCKS, "-gap")
             part.add_class("-sealed")
-            await self.mount(new)
+            await self._mount_part(new)
         await new.append(rest)
 
 
@@ -209,8 +288,8 @@ def _last_block_start(text: str) -> tuple[int, str] | None:
     return None
 
 
-class NoteBlock(Static):
-    """A one-line note: errors, aborted replies, custom messages."""
+class NoteBlock(BoundedText):
+    """A one-line note: errors, aborted replies, custom messages (a long one is cut)."""
 
     DEFAULT_CSS: ClassVar[str] = """
     NoteBlock { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
@@ -233,7 +312,7 @@ class ThinkingBlock(Collapsible):
 
     def __init__(self, text: str = "", *, live: bool = False, **kwargs: Any) -> None:
         self._parts: list[str] = [text] if text else []
-        self._body = Static(Content(text), classes="thinking-text")
+        self._body = BoundedText(text, classes="thinking-text")
         super().__init__(self._body, title="Thinking…" if live else "Thinking", **kwargs)
         _keep_focus_on_click(self)
 
@@ -244,11 +323,11 @@ class ThinkingBlock(Collapsible):
     def append(self, text: str) -> None:
         self._parts.append(text)
         if not self.collapsed:
-            self._body.update(Content(self.text))
+            self._body.set_text(self.text)
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         if event.collapsible is self:
-            self._body.update(Content(self.text))
+            self._body.set_text(self.text)
 
 
 def _keep_focus_on_click(collapsible: Collapsible) -> None:
@@ -259,11 +338,31 @@ def _keep_focus_on_click(collapsible: Collapsible) -> None:
 
 
 class SummaryBlock(Collapsible):
-    """A compaction or branch summary: one line, expands to the summary."""
+    """A compaction or branch summary: one line, expands to the summary (a long one shows its
+    start and "show more")."""
 
-    def __init__(self, *children: Widget, **kwargs: Any) -> None:
+    def __init__(self, summary: str, **kwargs: Any) -> None:
+        self._summary = summary
+        self._end = cut_at(summary, 0, MARKDOWN_CHARS)
+        self._markdown = Markdown(summary[: self._end])
+        hidden = len(summary) - self._end
+        self._more = MoreLine(hidden, classes="more") if hidden else None
+        children = [self._markdown] + ([self._more] if self._more is not None else [])
         super().__init__(*children, **kwargs)
         _keep_focus_on_click(self)
+
+    async def on_more_line_pressed(self, event: MoreLine.Pressed) -> None:
+        event.stop()
+        if self._more is None:
+            return
+        self._end = cut_at(self._summary, self._end, MARKDOWN_CHARS)
+        await self._markdown.update(self._summary[: self._end])
+        hidden = len(self._summary) - self._end
+        if hidden:
+            self._more.set_hidden(hidden)
+        else:
+            await self._more.remove()
+            self._more = None
 
     DEFAULT_CSS: ClassVar[str] = """
     SummaryBlock {
@@ -857,10 +956,10 @@ class ChatView(UsesApp, VerticalScroll):
         if node.type == "compaction":
             tokens = entry.get("tokensBefore")
             title = f"Compacted from {tokens:,} tokens" if isinstance(tokens, int) else "Compacted"
-            summary = Markdown(strip_escapes(str(entry.get("summary") or "")))
+            summary = strip_escapes(str(entry.get("summary") or ""))
             return [SummaryBlock(summary, title=title, collapsed=True, classes="compaction")]
         if node.type == "branch_summary":
-            summary = Markdown(strip_escapes(str(entry.get("summary") or "")))
+            summary = strip_escapes(str(entry.get("summary") or ""))
             return [
                 SummaryBlock(
                     summary, title="Branch summary", collapsed=True, classes="branch-summary"
@@ -871,11 +970,11 @@ class ChatView(UsesApp, VerticalScroll):
                 return []
             text = strip_escapes(_text_blocks(entry.get("content")))
             kind = strip_escapes(str(entry.get("customType") or "custom"))
-            return [NoteBlock(Content(f"[{kind}] {text}"), classes="custom")]
+            return [NoteBlock(f"[{kind}] {text}", classes="custom")]
         message = entry.get("message") or {}
         role = message.get("role")
         if role == "user":
-            return [UserBlock(Content(strip_escapes(_text_blocks(message.get("content")))))]
+            return [UserBlock(strip_escapes(_text_blocks(message.get("content"))))]
         if role == "assistant":
             return self._assistant_blocks(message)
         if role == "toolResult":
@@ -900,24 +999,53 @@ class ChatView(UsesApp, VerticalScroll):
                 )
             ]
         if role == "custom":
-            return [NoteBlock(Content(strip_escapes(_text_blocks(message.get("content")))))]
+            return [NoteBlock(strip_escapes(_text_blocks(message.get("content"))))]
         return []
 
     def _assistant_blocks(self, message: dict[str, Any]) -> list[Widget]:
+        """Thinking and text blocks, then a note for an error, an abort or the length limit.
+
+        Bounded (see :mod:`pitui.ui.widgets.bounded`): at most ``TEXT_BLOCKS`` widgets and
+        ``MARKDOWN_CHARS`` characters of text are shown at first; the text of the rest waits
+        behind the last text block's "show more" (a message of 200k blocks mounts a few
+        widgets, a 10 MB reply renders its first part)."""
         out: list[Widget] = []
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        budget = MARKDOWN_CHARS
+        shown: list[tuple[str, str, str]] = []  # (kind, text shown, text hidden) per widget
+        later: list[str] = []  # raw texts of the blocks past the bound (behind "show more")
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
-            if kind == "thinking" and block.get("thinking"):
-                out.append(ThinkingBlock(strip_escapes(str(block["thinking"])), collapsed=True))
-            elif kind == "text" and str(block.get("text") or "").strip():
-                out.append(AssistantBlock(strip_escapes(str(block["text"]))))
-            elif kind == "toolCall":
+            if kind == "toolCall":
                 self._calls[str(block.get("id"))] = block
+            elif len(shown) >= TEXT_BLOCKS or budget <= 0:
+                # Past the bound: only kept (sanitized when the reader asks for them).
+                raw = block.get("text")
+                if kind == "text" and isinstance(raw, str) and raw and not raw.isspace():
+                    later.append(raw)
+            elif kind == "thinking" and block.get("thinking"):
+                shown.append(("thinking", strip_escapes(str(block["thinking"])), ""))
+            elif kind == "text" and str(block.get("text") or "").strip():
+                text = strip_escapes(str(block["text"]))
+                end = cut_at(text, 0, budget)
+                budget -= end
+                shown.append(("text", text[:end], text[end:]))
+        last = -1  # the text widget that holds the later blocks
+        if later:
+            last = max((i for i, (kind, _, _) in enumerate(shown) if kind == "text"), default=-1)
+            if last < 0:
+                shown.append(("text", "", ""))
+                last = len(shown) - 1
+        for i, (kind, text, hidden) in enumerate(shown):
+            if kind == "thinking":
+                out.append(ThinkingBlock(text, collapsed=True))
+            else:
+                extra = later if i == last else None
+                out.append(AssistantBlock(text, rest=hidden, later=extra))
         stop = message.get("stopReason")
         if stop == "error":
             error = strip_escapes(str(message.get("errorMessage") or "unknown error"))
