@@ -304,6 +304,10 @@ def _cases() -> dict[str, Callable[[], bytes]]:
         ),
         "deep_tool_arguments": deep_tool_arguments,
         "hidden_marker_chain": hidden_marker_chain,
+        # Hostile sizes, scaled down (past every bound of the UI; full sizes: HOSTILE_SIZES).
+        "system_sections_many": lambda: system_sections(500),
+        "text_blocks_many": lambda: text_blocks(2_000),
+        "long_reply": lambda: long_reply(200_000),
         "system_message_weird": lambda: (
             h
             + line(
@@ -508,10 +512,14 @@ def _entry(entry_id: str, parent: str | None, second: int, message: dict[str, ob
     )
 
 
-def _turn(rng: random.Random, parent: str, second: int, prompt: str) -> list[bytes]:
+END_PROMPT = "that is the end of this hostile session"
+"""The last prompt of every hostile-size file (on the first screen, under the hostile entry)."""
+
+
+def _turn(rng: random.Random, parent: str, second: int) -> list[bytes]:
     """A user prompt and a short assistant answer after the hostile entry."""
     return [
-        _entry("u-after", parent, second, {"role": "user", "content": prompt}),
+        _entry("u-after", parent, second, {"role": "user", "content": END_PROMPT}),
         _entry(
             "a-after",
             "u-after",
@@ -541,7 +549,7 @@ def system_sections(count: int = 50_000, seed: int = 1) -> bytes:
         for i in range(5)
     ]
     system = {"role": "system", "content": "", "sections": sections, "toolsAdded": tools}
-    return b"".join([line(HEADER), _entry("sys", None, 0, system), *_turn(rng, "sys", 1, "hello")])
+    return b"".join([line(HEADER), _entry("sys", None, 0, system), *_turn(rng, "sys", 1)])
 
 
 def text_blocks(count: int = 200_000, seed: int = 1) -> bytes:
@@ -563,7 +571,7 @@ def text_blocks(count: int = 200_000, seed: int = 1) -> bytes:
             line(HEADER),
             _entry("u0", None, 0, {"role": "user", "content": "write a lot"}),
             _entry("blocks", "u0", 1, reply),
-            *_turn(rng, "blocks", 2, "thanks"),
+            *_turn(rng, "blocks", 2),
         ]
     )
 
@@ -606,7 +614,7 @@ def long_reply(size: int = 10_000_000, seed: int = 1) -> bytes:
             line(HEADER),
             _entry("u0", None, 0, {"role": "user", "content": "write a long report"}),
             _entry("long", "u0", 1, reply),
-            *_turn(rng, "long", 2, "thanks"),
+            *_turn(rng, "long", 2),
         ]
     )
 

@@ -188,16 +188,19 @@ class AssistantBlock(Widget):
     def _join_later(self) -> None:
         """The later blocks, sanitized, at the end of the hidden text (on the first "show
         more", before anything of it was revealed)."""
-        pieces = [self._rest] if self._rest else []
+        parts = [self._rest]
         position = len(self._rest)
+        separate = bool(self._rest or self._open or self._sealed)  # a blank line between
         for raw in self._later:
-            text = strip_escapes(raw)
-            if pieces:
+            if separate:
+                parts.append("\n\n")
                 position += 2
+            text = strip_escapes(raw)
             self._block_starts.append(position)
-            pieces.append(text)
+            parts.append(text)
             position += len(text)
-        self._rest = "\n\n".join(pieces)
+            separate = True
+        self._rest = "".join(parts)
         self._later = []
 
     async def show_more(self) -> None:
