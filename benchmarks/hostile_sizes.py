@@ -118,8 +118,18 @@ def tmux_run(path: Path) -> dict[str, Any]:
         subprocess.run([*sock, "new-session", "-d", "-s", "keep", "sleep 100000"], check=True)
         started = time.perf_counter()
         subprocess.run(
-            [*sock, "new-session", "-d", "-s", "bench", "-x", str(WIDTH), "-y", str(HEIGHT)]
-            + [command],
+            [
+                *sock,
+                "new-session",
+                "-d",
+                "-s",
+                "bench",
+                "-x",
+                str(WIDTH),
+                "-y",
+                str(HEIGHT),
+                command,
+            ],
             check=True,
         )
         frame = None
@@ -250,8 +260,18 @@ def export_run(path: Path) -> dict[str, Any]:
         out = Path(name) / "out.html"
         started = time.perf_counter()
         proc = subprocess.run(
-            ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "pitui", "export", str(path)]
-            + ["-o", str(out)],
+            [
+                "/usr/bin/time",
+                "-f",
+                "%M",
+                sys.executable,
+                "-m",
+                "pitui",
+                "export",
+                str(path),
+                "-o",
+                str(out),
+            ],
             capture_output=True,
             text=True,
             env=_env(Path(name)),
@@ -282,19 +302,33 @@ def main() -> int:
     run = headless_run if headless else tmux_run
     report: dict[str, Any] = {"mode": how, "first_frame": {}, "details": {}, "export": {}}
     print(f"first frame and peak RSS ({how}; {args.runs} runs, median):")
-    print(f"{'file':<22} {'MB':>6} {'first frame s':>14} {'peak RSS MB':>12}  verdict")
+    print(
+        f"{'file':<22} {'MB':>6} {'first frame s':>14} {'over start-up s':>16} "
+        f"{'peak RSS MB':>12}  verdict"
+    )
     failed = 0
+    base_frame = 0.0
     for name in (BASELINE, *HOSTILE_SIZES):
         path = files[name]
         runs = [run(path) for _ in range(args.runs)]
         frames = [r["first_frame_s"] for r in runs if r["first_frame_s"] is not None]
         frame = statistics.median(frames) if len(frames) == len(runs) else float("inf")
         rss = max(r["rss_mb"] for r in runs)
-        ok = frame < TARGET_S and rss < TARGET_MB
-        verdict = "-" if name == BASELINE else ("PASS" if ok else "FAIL")
-        failed += verdict == "FAIL"
+        if name == BASELINE:
+            base_frame = frame
+            verdict = "- (start-up alone)"
+        else:
+            ok = frame < TARGET_S and rss < TARGET_MB
+            verdict = "PASS" if ok else "FAIL"
+            if not ok and frame - base_frame < TARGET_S and rss < TARGET_MB:
+                verdict += " (PASS over start-up)"
+            failed += not ok
         size = path.stat().st_size / 1e6
-        print(f"{name:<22} {size:>6.1f} {frame:>14.2f} {rss:>12.0f}  {verdict}", flush=True)
+        over = frame - base_frame if name != BASELINE else 0.0
+        print(
+            f"{name:<22} {size:>6.1f} {frame:>14.2f} {over:>16.2f} {rss:>12.0f}  {verdict}",
+            flush=True,
+        )
         report["first_frame"][name] = {"runs": runs, "median_s": frame, "max_rss_mb": rss}
     print(f"targets: first frame < {TARGET_S:.0f} s, peak RSS < {TARGET_MB:.0f} MB")
     if not args.no_details:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from corpus import END_PROMPT, long_reply, system_sections, text_blocks
 from textual.content import Content
 from textual.pilot import Pilot
@@ -18,8 +19,9 @@ from pitui.config.settings import Settings
 from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
+from pitui.ui.widgets import chat as chat_module
 from pitui.ui.widgets.bounded import MARKDOWN_CHARS, TEXT_BLOCKS, TEXT_CHARS, MoreLine
-from pitui.ui.widgets.chat import AssistantBlock, ChatView, UserBlock
+from pitui.ui.widgets.chat import AssistantBlock, ChatView, NoteBlock, UserBlock
 from pitui.ui.widgets.context_details import SECTION_CAP
 from pitui.ui.widgets.inspector_views import BLOCK_CAP
 from pitui.ui.widgets.inspectors import DetailsPane
@@ -166,3 +168,27 @@ async def test_details_pane_bounds_a_system_prompt_of_many_sections(tmp_path: Pa
         note = pane.query_one(".-more-sections", Static).visual
         assert f"… {500 - SECTION_CAP:,} more sections not shown" in str(note)
         assert len(list(pane.walk_children())) < 600
+
+
+async def test_a_big_entry_is_parsed_after_the_first_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chat_module, "BIG_ENTRY", 50_000)
+    app = open_app(tmp_path, long_reply(200_000))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        view = app.query_one(ChatView)
+        # The first frame: the other entries, and a note where the big one goes.
+        first = [str(n.visual) for n in view.query(NoteBlock).filter(".-loading")]
+        if first:  # (the thread may already be done on a fast machine)
+            assert first == ["Loading a 0.2 MB entry…"]
+        await settled(pilot)
+        assert not view.query(NoteBlock).filter(".-loading")
+        assert [type(w).__name__ for w in view.children] == [
+            "UserBlock",
+            "AssistantBlock",
+            "UserBlock",
+            "AssistantBlock",
+        ]
+        block = view.assistant_blocks()[0]
+        assert 0 < len(block.source) <= MARKDOWN_CHARS and block.hidden_chars > 150_000

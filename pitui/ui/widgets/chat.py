@@ -67,10 +67,22 @@ SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in 
 FRAME = 1 / 30  # streamed text reaches the screen at most this often (seconds)
 _FLUSH = object()  # queue marker: show the pending streamed text
 _FILL = object()  # queue marker: mount the rest of a fresh window
+BIG_ENTRY = 1_000_000
+"""Entries whose line is longer (bytes) are parsed in a thread after the first frame; a note
+("Loading a 16.6 MB entry…") holds their place until then."""
 ARG_PREVIEW_LINES = 3
 OUTPUT_PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 400
 SHELL_TOOLS = frozenset({"bash"})
+
+
+class _Loaded:
+    """Queue item: a big entry parsed in a thread (``entry`` None: it could not be read)."""
+
+    def __init__(self, entry_id: str, entry: dict[str, Any] | None, generation: int) -> None:
+        self.entry_id = entry_id
+        self.entry = entry
+        self.generation = generation
 
 
 def _count_visible(start: Node | None) -> int:
@@ -593,6 +605,9 @@ class ChatView(UsesApp, VerticalScroll):
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
         self._running_tools: dict[str, ToolBlock] = {}
+        # Big entries of the window waiting for their parse (their placeholder note).
+        self._to_load: list[tuple[Node, NoteBlock]] = []
+        self._loading = 0  # parses under way in threads
         self._scrolled_away = False  # the reader scrolled up (Textual released the anchor)
 
     def compose(self) -> ComposeResult:
@@ -665,7 +680,11 @@ class ChatView(UsesApp, VerticalScroll):
     async def _handle(self, item: object) -> None:
         """Apply one event. Events may be stale: a rebuild reads the store as it is now, ahead
         of the events still queued, so an event only matters if the view differs from it."""
-        if self._hidden_after and not isinstance(item, SessionSwitched) and item is not _FILL:
+        if (
+            self._hidden_after
+            and not isinstance(item, SessionSwitched | _Loaded)
+            and item is not _FILL
+        ):
             await self.rebuild()  # something happens at the newest end: show it
             if isinstance(item, EntryAppended | LeafMoved) or item is _FLUSH:
                 return
@@ -680,6 +699,10 @@ class ChatView(UsesApp, VerticalScroll):
             return
         if item is _FILL:
             await self._fill_window()
+            self._start_loads()
+            return
+        if isinstance(item, _Loaded):
+            await self._show_loaded(item)
             return
         await self._flush_text()
         store = self.pitui.store
@@ -706,6 +729,10 @@ class ChatView(UsesApp, VerticalScroll):
                 self._events.put_nowait(_FLUSH)
             elif any(w.parent is None for _, blocks in self._mounted for w in blocks):
                 self._events.put_nowait(_FILL)
+            elif self._loading or self._to_load:
+                if self._to_load:
+                    self._start_loads()
+                await asyncio.sleep(0.02)
             else:
                 return
 
@@ -750,7 +777,8 @@ class ChatView(UsesApp, VerticalScroll):
         entries, self._oldest = self._walk_back(store.leaf, WINDOW)
         self._hidden_after = 0
         self._load_later = None
-        self._mounted = [(node.id, self.blocks_for(node)) for node in entries]
+        self._to_load = []
+        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in entries]
         self._hidden_before = self._count_above(self._oldest)
         self._load_earlier = None
         widgets: list[Widget] = []
@@ -950,12 +978,82 @@ class ChatView(UsesApp, VerticalScroll):
             else:
                 self._update_buttons()
 
+    # ------------------------------------------------------------------ big entries
+
+    def _blocks_or_placeholder(self, node: Node) -> list[Widget]:
+        """An entry's widgets; for a big one (``BIG_ENTRY``), a note that holds its place until
+        it is parsed in a thread after the first frame."""
+        if node.length <= BIG_ENTRY or node.data is not None:
+            return self.blocks_for(node)
+        note = NoteBlock(f"Loading a {node.length / 1e6:.1f} MB entry…", classes="-loading")
+        self._to_load.append((node, note))
+        return [note]
+
+    def _start_loads(self) -> None:
+        """Read the waiting big entries' lines and parse them in threads (one at a time)."""
+        if self._loading:
+            return
+        while self._to_load:
+            node, _ = self._to_load.pop(0)
+            try:
+                raw = self.pitui.store.raw_line(node)
+            except Exception:
+                log.exception("chat: reading entry %s failed", node.id)
+                self._events.put_nowait(_Loaded(node.id, None, self._generation))
+                continue
+            self._loading += 1
+            self._parse_in_thread(node.id, raw, self._generation)
+            return
+
+    @work(thread=True, group="chat-load", exit_on_error=False)
+    def _parse_in_thread(self, entry_id: str, raw: bytes, generation: int) -> None:
+        from pitui.session import codec
+
+        entry: dict[str, Any] | None
+        try:
+            parsed = codec.loads(raw)
+            entry = parsed if isinstance(parsed, dict) else None
+        except ValueError:
+            entry = None
+        self.app.call_from_thread(self._events.put_nowait, _Loaded(entry_id, entry, generation))
+
+    async def _show_loaded(self, item: _Loaded) -> None:
+        """Put a parsed big entry's widgets where its placeholder is (if still shown)."""
+        self._loading = max(0, self._loading - 1)
+        try:
+            if item.generation != self._generation:
+                return
+            ids = [entry_id for entry_id, _ in self._mounted]
+            index = ids.index(item.entry_id) if item.entry_id in ids else -1
+            if index < 0:
+                return
+            old = self._mounted[index][1]
+            if item.entry is None:
+                blocks: list[Widget] = [
+                    NoteBlock("This entry could not be read.", classes="-error")
+                ]
+            else:
+                blocks = self._entry_blocks(self.pitui.store.node(item.entry_id), item.entry)
+            self._mounted[index] = (item.entry_id, blocks)
+            placed = [w for w in old if w.parent is self]
+            if placed:
+                with self.app.batch_update():
+                    if blocks:
+                        await self.mount_all(blocks, before=placed[0])
+                    await self.remove_children(placed)
+        finally:
+            self._start_loads()
+
     # ------------------------------------------------------------------ entry → blocks
 
     def blocks_for(self, node: Node) -> list[Widget]:
         """The widgets for one entry."""
         store = self.pitui.store
         entry = store.read(node)  # not kept: far-off entries do not stay in memory
+        return self._entry_blocks(node, entry)
+
+    def _entry_blocks(self, node: Node, entry: dict[str, Any]) -> list[Widget]:
+        """The widgets for one entry, from its parsed line."""
         if node.type == "compaction":
             tokens = entry.get("tokensBefore")
             title = f"Compacted from {tokens:,} tokens" if isinstance(tokens, int) else "Compacted"
