@@ -295,6 +295,7 @@ def main() -> int:
     parser.add_argument("--no-details", action="store_true", help="skip the details pane")
     parser.add_argument("--no-export", action="store_true", help="skip the HTML export")
     parser.add_argument("--json", action="store_true", help="also print one JSON object")
+    parser.add_argument("--only", help="one file (e.g. text_blocks_200k), after the baseline")
     args = parser.parse_args()
     files = ensure_files()
     headless = args.headless or shutil.which("tmux") is None or not Path("/usr/bin/time").exists()
@@ -308,7 +309,8 @@ def main() -> int:
     )
     failed = 0
     base_frame = 0.0
-    for name in (BASELINE, *HOSTILE_SIZES):
+    names = [n for n in HOSTILE_SIZES if args.only in (None, n)]
+    for name in (BASELINE, *names):
         path = files[name]
         runs = [run(path) for _ in range(args.runs)]
         frames = [r["first_frame_s"] for r in runs if r["first_frame_s"] is not None]
@@ -338,6 +340,8 @@ def main() -> int:
             f"{'widgets e/c/c':>14} {'RSS MB':>7}"
         )
         for name, entry_id in TARGETS.items():
+            if name not in names:
+                continue
             d = details_run(files[name], entry_id)
             widgets = f"{d['entry_widgets']}/{d['context_widgets']}/{d['compaction_widgets']}"
             print(
@@ -348,7 +352,7 @@ def main() -> int:
             report["details"][name] = d
     if not args.no_export:
         print("\npitui export FILE -o out.html (whole process, one run):")
-        for name in HOSTILE_SIZES:
+        for name in names:
             e = export_run(files[name])
             print(
                 f"{name:<22} {e['s']:>6.2f} s {e['rss_mb']:>6.0f} MB peak, "

@@ -67,6 +67,7 @@ SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in 
 FRAME = 1 / 30  # streamed text reaches the screen at most this often (seconds)
 _FLUSH = object()  # queue marker: show the pending streamed text
 _FILL = object()  # queue marker: mount the rest of a fresh window
+LOAD_DELAY = 0.2  # seconds after the first frame before big entries are parsed
 BIG_ENTRY = 1_000_000
 """Entries whose line is longer (bytes) are parsed in a thread after the first frame; a note
 ("Loading a 16.6 MB entry…") holds their place until then."""
@@ -79,10 +80,17 @@ SHELL_TOOLS = frozenset({"bash"})
 class _Loaded:
     """Queue item: a big entry parsed in a thread (``entry`` None: it could not be read)."""
 
-    def __init__(self, entry_id: str, entry: dict[str, Any] | None, generation: int) -> None:
+    def __init__(
+        self,
+        entry_id: str,
+        entry: dict[str, Any] | None,
+        generation: int,
+        threaded: bool = False,
+    ) -> None:
         self.entry_id = entry_id
         self.entry = entry
         self.generation = generation
+        self.threaded = threaded  # parsed in a thread (one parse less under way)
 
 
 def _count_visible(start: Node | None) -> int:
@@ -699,7 +707,9 @@ class ChatView(UsesApp, VerticalScroll):
             return
         if item is _FILL:
             await self._fill_window()
-            self._start_loads()
+            if self._to_load:
+                # A parse holds the GIL: give the terminal writer a moment for the first frame.
+                self.set_timer(LOAD_DELAY, self._start_loads)
             return
         if isinstance(item, _Loaded):
             await self._show_loaded(item)
@@ -982,8 +992,8 @@ class ChatView(UsesApp, VerticalScroll):
 
     def _blocks_or_placeholder(self, node: Node) -> list[Widget]:
         """An entry's widgets; for a big one (``BIG_ENTRY``), a note that holds its place until
-        it is parsed in a thread after the first frame."""
-        if node.length <= BIG_ENTRY or node.data is not None:
+        it is parsed in a thread after the first frame (its widgets are built then too)."""
+        if node.length <= BIG_ENTRY:
             return self.blocks_for(node)
         note = NoteBlock(f"Loading a {node.length / 1e6:.1f} MB entry…", classes="-loading")
         self._to_load.append((node, note))
@@ -995,6 +1005,9 @@ class ChatView(UsesApp, VerticalScroll):
             return
         while self._to_load:
             node, _ = self._to_load.pop(0)
+            if node.data is not None:  # parsed already (the projection keeps path entries)
+                self._events.put_nowait(_Loaded(node.id, node.data, self._generation))
+                continue
             try:
                 raw = self.pitui.store.raw_line(node)
             except Exception:
@@ -1013,13 +1026,16 @@ class ChatView(UsesApp, VerticalScroll):
         try:
             parsed = codec.loads(raw)
             entry = parsed if isinstance(parsed, dict) else None
-        except ValueError:
+        except Exception:  # always answer: the placeholder is replaced either way
+            log.exception("chat: parsing entry %s failed", entry_id)
             entry = None
-        self.app.call_from_thread(self._events.put_nowait, _Loaded(entry_id, entry, generation))
+        loaded = _Loaded(entry_id, entry, generation, threaded=True)
+        self.app.call_from_thread(self._events.put_nowait, loaded)
 
     async def _show_loaded(self, item: _Loaded) -> None:
         """Put a parsed big entry's widgets where its placeholder is (if still shown)."""
-        self._loading = max(0, self._loading - 1)
+        if item.threaded:
+            self._loading -= 1
         try:
             if item.generation != self._generation:
                 return
