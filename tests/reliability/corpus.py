@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -303,6 +304,10 @@ def _cases() -> dict[str, Callable[[], bytes]]:
         ),
         "deep_tool_arguments": deep_tool_arguments,
         "hidden_marker_chain": hidden_marker_chain,
+        # Hostile sizes, scaled down (past every bound of the UI; full sizes: HOSTILE_SIZES).
+        "system_sections_many": lambda: system_sections(500),
+        "text_blocks_many": lambda: text_blocks(2_000),
+        "long_reply": lambda: long_reply(200_000),
         "system_message_weird": lambda: (
             h
             + line(
@@ -440,6 +445,186 @@ def _escapes_everywhere() -> bytes:
             ),
         ]
     )
+
+
+# ----------------------------------------------------------------------------- hostile sizes
+# Files that are valid pi v3 sessions but far bigger than a screen in one place: a system
+# message with tens of thousands of sections, an assistant message with hundreds of thousands of
+# text blocks, a reply of megabytes. Seeded (same arguments, same bytes); the full sizes are
+# written by ``benchmarks/hostile_sizes.py``, the corpus holds scaled-down ones that are still
+# past every bound of the UI.
+
+_WORDS = [
+    "append",
+    "branch",
+    "budget",
+    "cache",
+    "compaction",
+    "context",
+    "cursor",
+    "entry",
+    "filter",
+    "focus",
+    "header",
+    "label",
+    "leaf",
+    "layout",
+    "model",
+    "node",
+    "output",
+    "parser",
+    "patch",
+    "prompt",
+    "render",
+    "replay",
+    "scroll",
+    "section",
+    "session",
+    "stream",
+    "summary",
+    "system",
+    "token",
+    "tool",
+    "tree",
+    "widget",
+    "window",
+    "write",
+]
+
+
+def _words(rng: random.Random, count: int) -> str:
+    return " ".join(rng.choices(_WORDS, k=count))
+
+
+def _stamp(second: int) -> str:
+    return f"2026-01-01T00:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
+
+
+def _entry(entry_id: str, parent: str | None, second: int, message: dict[str, object]) -> bytes:
+    return line(
+        {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": _stamp(second),
+            "message": {**message, "timestamp": 1_767_225_600_000 + second * 1000},
+        }
+    )
+
+
+END_PROMPT = "that is the end of this hostile session"
+"""The last prompt of every hostile-size file (on the first screen, under the hostile entry)."""
+
+
+def _turn(rng: random.Random, parent: str, second: int) -> list[bytes]:
+    """A user prompt and a short assistant answer after the hostile entry."""
+    return [
+        _entry("u-after", parent, second, {"role": "user", "content": END_PROMPT}),
+        _entry(
+            "a-after",
+            "u-after",
+            second + 1,
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": _words(rng, 12)}],
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "stopReason": "stop",
+                "usage": {"input": 100, "output": 12, "totalTokens": 112},
+            },
+        ),
+    ]
+
+
+def system_sections(count: int = 50_000, seed: int = 1) -> bytes:
+    """A system message with ``count`` prompt sections (each ``<name>…</name>``) and a few tools,
+    then a turn. pi's section names: ``^[a-z][a-z0-9_-]*$``."""
+    rng = random.Random(seed)
+    sections = {}
+    for i in range(count):
+        name = f"s{i:06d}"
+        sections[name] = f"<{name}>\n{_words(rng, rng.randint(8, 30))}\n</{name}>"
+    tools = [
+        {"name": f"tool_{i}", "description": _words(rng, 10), "parameters": {"type": "object"}}
+        for i in range(5)
+    ]
+    system = {"role": "system", "content": "", "sections": sections, "toolsAdded": tools}
+    return b"".join([line(HEADER), _entry("sys", None, 0, system), *_turn(rng, "sys", 1)])
+
+
+def text_blocks(count: int = 200_000, seed: int = 1) -> bytes:
+    """An assistant message with ``count`` text blocks (one short paragraph each)."""
+    rng = random.Random(seed)
+    content = [
+        {"type": "text", "text": f"{i}: {_words(rng, rng.randint(3, 12))}"} for i in range(count)
+    ]
+    reply = {
+        "role": "assistant",
+        "content": content,
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "stopReason": "stop",
+        "usage": {"input": 100, "output": count * 8, "totalTokens": 100 + count * 8},
+    }
+    return b"".join(
+        [
+            line(HEADER),
+            _entry("u0", None, 0, {"role": "user", "content": "write a lot"}),
+            _entry("blocks", "u0", 1, reply),
+            *_turn(rng, "blocks", 2),
+        ]
+    )
+
+
+def long_reply(size: int = 10_000_000, seed: int = 1) -> bytes:
+    """An assistant reply of about ``size`` characters of Markdown in one text block: headings,
+    paragraphs, lists and code fences, as a model writes them."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    section = 0
+    while total < size:
+        kind = rng.random()
+        if kind < 0.08:
+            section += 1
+            part = f"## Part {section}: {_words(rng, 4)}"
+        elif kind < 0.25:
+            body = "\n".join(
+                f"    {_words(rng, rng.randint(2, 8))}()" for _ in range(rng.randint(3, 15))
+            )
+            part = f"```python\ndef f{section}():\n{body}\n```"
+        elif kind < 0.4:
+            part = "\n".join(
+                f"- {_words(rng, rng.randint(3, 10))}" for _ in range(rng.randint(2, 8))
+            )
+        else:
+            part = _words(rng, rng.randint(20, 120)) + "."
+        parts.append(part)
+        total += len(part) + 2
+    reply = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "\n\n".join(parts)}],
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "stopReason": "stop",
+        "usage": {"input": 100, "output": total // 4, "totalTokens": 100 + total // 4},
+    }
+    return b"".join(
+        [
+            line(HEADER),
+            _entry("u0", None, 0, {"role": "user", "content": "write a long report"}),
+            _entry("long", "u0", 1, reply),
+            *_turn(rng, "long", 2),
+        ]
+    )
+
+
+HOSTILE_SIZES: dict[str, Callable[[], bytes]] = {
+    "system_sections_50k": system_sections,
+    "text_blocks_200k": text_blocks,
+    "reply_10mb": long_reply,
+}
+"""The full-size files (``benchmarks/hostile_sizes.py``)."""
 
 
 CASES = _cases()

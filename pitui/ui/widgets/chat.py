@@ -17,6 +17,7 @@ bounded); blocks scrolled far out of a long live session are pruned again.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import time
@@ -51,6 +52,13 @@ from pitui.ui.file_changes import edit_diff, write_preview
 from pitui.ui.live_output import LIVE_LINES, LiveTail
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.sanitize import tool_output_text
+from pitui.ui.widgets.bounded import (
+    MARKDOWN_CHARS,
+    TEXT_BLOCKS,
+    BoundedText,
+    MoreLine,
+    cut_at,
+)
 
 log = logging.getLogger("pitui.ui.chat")
 
@@ -62,11 +70,31 @@ SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in 
 FRAME = 1 / 30  # streamed text reaches the screen at most this often (seconds)
 _FLUSH = object()  # queue marker: show the pending streamed text
 _FILL = object()  # queue marker: mount the rest of a fresh window
+LOAD_DELAY = 0.2  # seconds after the first frame before big entries are parsed
+BIG_ENTRY = 1_000_000
+"""Entries whose line is longer (bytes) are parsed in a thread after the first frame; a note
+("Loading a 16.6 MB entry…") holds their place until then."""
 ARG_PREVIEW_LINES = 3
 BODY_PREVIEW_LINES = 12  # an edit's diff, a write's first lines
 OUTPUT_PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 400
 SHELL_TOOLS = frozenset({"bash"})
+
+
+class _Loaded:
+    """Queue item: a big entry parsed in a thread (``entry`` None: it could not be read)."""
+
+    def __init__(
+        self,
+        entry_id: str,
+        entry: dict[str, Any] | None,
+        generation: int,
+        threaded: bool = False,
+    ) -> None:
+        self.entry_id = entry_id
+        self.entry = entry
+        self.generation = generation
+        self.threaded = threaded  # parsed in a thread (one parse less under way)
 
 
 def _count_visible(start: Node | None) -> int:
@@ -93,8 +121,9 @@ def _text_blocks(content: Any) -> str:
 # ---------------------------------------------------------------------------------- blocks
 
 
-class UserBlock(Static):
-    """A user message (literal text: no markup, no escapes)."""
+class UserBlock(BoundedText):
+    """A user message (literal text: no markup, no escapes); a long one shows its start and
+    "show more" (see :mod:`pitui.ui.widgets.bounded`)."""
 
     DEFAULT_CSS: ClassVar[str] = """
     UserBlock {
@@ -140,16 +169,89 @@ class AssistantBlock(Widget):
     AssistantBlock { height: auto; layout: stream; margin: 1 0 0 0; padding: 0 1; }
     """
 
-    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        markdown: str = "",
+        *,
+        rest: str = "",
+        later: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._sealed: list[str] = []  # texts of the sealed parts
         self._open = markdown  # text of the last part
         self._open_part: MarkdownPart | None = None
+        # A long message: the text not shown yet ("show more" reveals it a part at a time).
+        self._rest = rest
+        # Later text blocks of the message, unsanitized until the reader asks for them (joined
+        # to ``rest`` then, with where each starts in it).
+        self._later = later or []
+        self._block_starts: list[int] = []
+        self._revealed = 0  # characters of ``rest`` shown since
+        self._more = (
+            MoreLine(self.hidden_chars, len(self._later), classes="more")
+            if rest or self._later
+            else None
+        )
 
     def compose(self) -> ComposeResult:
         if self._open:
             self._open_part = MarkdownPart(self._open)
             yield self._open_part
+        if self._more is not None:
+            yield self._more
+
+    @property
+    def hidden_chars(self) -> int:
+        """Characters of the message not shown (behind "show more")."""
+        return len(self._rest) + sum(2 + len(text) for text in self._later)
+
+    def _hidden_blocks(self) -> int:
+        return len(self._block_starts) - bisect.bisect_left(self._block_starts, self._revealed)
+
+    def _join_later(self) -> None:
+        """The later blocks, sanitized, at the end of the hidden text (on the first "show
+        more", before anything of it was revealed)."""
+        parts = [self._rest]
+        position = len(self._rest)
+        separate = bool(self._rest or self._open or self._sealed)  # a blank line between
+        for raw in self._later:
+            if separate:
+                parts.append("\n\n")
+                position += 2
+            text = strip_escapes(raw)
+            self._block_starts.append(position)
+            parts.append(text)
+            position += len(text)
+            separate = True
+        self._rest = "".join(parts)
+        self._later = []
+
+    async def show_more(self) -> None:
+        """Reveal the next part of the hidden text (appended like streamed text)."""
+        if self._later:
+            self._join_later()
+        end = cut_at(self._rest, 0, MARKDOWN_CHARS)
+        chunk, self._rest = self._rest[:end], self._rest[end:]
+        self._revealed += end
+        await self.append(chunk)
+        if self._more is not None:
+            if self._rest:
+                self._more.set_hidden(len(self._rest), self._hidden_blocks())
+            else:
+                await self._more.remove()
+                self._more = None
+
+    async def on_more_line_pressed(self, event: MoreLine.Pressed) -> None:
+        event.stop()
+        await self.show_more()
+
+    async def _mount_part(self, part: MarkdownPart) -> None:
+        """Mount a new part at the end of the text (above the "show more" line)."""
+        if self._more is not None and self._more.parent is self:
+            await self.mount(part, before=self._more)
+        else:
+            await self.mount(part)
 
     @property
     def source(self) -> str:
@@ -167,7 +269,7 @@ class AssistantBlock(Widget):
         part = self._open_part
         if part is None:
             part = self._open_part = MarkdownPart()
-            await self.mount(part)
+            await self._mount_part(part)
         await part.append(text)
         if len(part.children) > SEAL_BLOCKS:
             await self._seal()
@@ -192,7 +294,7 @@ class AssistantBlock(Widget):
                 part.children[-1].add_class("-end")
             part.set_class(kind not in _TOP_MARGIN_BLOCKS, "-gap")
             part.add_class("-sealed")
-            await self.mount(new)
+            await self._mount_part(new)
         await new.append(rest)
 
 
@@ -213,8 +315,8 @@ def _last_block_start(text: str) -> tuple[int, str] | None:
     return None
 
 
-class NoteBlock(Static):
-    """A one-line note: errors, aborted replies, custom messages."""
+class NoteBlock(BoundedText):
+    """A one-line note: errors, aborted replies, custom messages (a long one is cut)."""
 
     DEFAULT_CSS: ClassVar[str] = """
     NoteBlock { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
@@ -237,7 +339,7 @@ class ThinkingBlock(Collapsible):
 
     def __init__(self, text: str = "", *, live: bool = False, **kwargs: Any) -> None:
         self._parts: list[str] = [text] if text else []
-        self._body = Static(Content(text), classes="thinking-text")
+        self._body = BoundedText(text, classes="thinking-text")
         super().__init__(self._body, title="Thinking…" if live else "Thinking", **kwargs)
         _keep_focus_on_click(self)
 
@@ -248,11 +350,11 @@ class ThinkingBlock(Collapsible):
     def append(self, text: str) -> None:
         self._parts.append(text)
         if not self.collapsed:
-            self._body.update(Content(self.text))
+            self._body.set_text(self.text)
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         if event.collapsible is self:
-            self._body.update(Content(self.text))
+            self._body.set_text(self.text)
 
 
 def _keep_focus_on_click(collapsible: Collapsible) -> None:
@@ -263,11 +365,31 @@ def _keep_focus_on_click(collapsible: Collapsible) -> None:
 
 
 class SummaryBlock(Collapsible):
-    """A compaction or branch summary: one line, expands to the summary."""
+    """A compaction or branch summary: one line, expands to the summary (a long one shows its
+    start and "show more")."""
 
-    def __init__(self, *children: Widget, **kwargs: Any) -> None:
+    def __init__(self, summary: str, **kwargs: Any) -> None:
+        self._summary = summary
+        self._end = cut_at(summary, 0, MARKDOWN_CHARS)
+        self._markdown = Markdown(summary[: self._end])
+        hidden = len(summary) - self._end
+        self._more = MoreLine(hidden, classes="more") if hidden else None
+        children = [self._markdown] + ([self._more] if self._more is not None else [])
         super().__init__(*children, **kwargs)
         _keep_focus_on_click(self)
+
+    async def on_more_line_pressed(self, event: MoreLine.Pressed) -> None:
+        event.stop()
+        if self._more is None:
+            return
+        self._end = cut_at(self._summary, self._end, MARKDOWN_CHARS)
+        await self._markdown.update(self._summary[: self._end])
+        hidden = len(self._summary) - self._end
+        if hidden:
+            self._more.set_hidden(hidden)
+        else:
+            await self._more.remove()
+            self._more = None
 
     DEFAULT_CSS: ClassVar[str] = """
     SummaryBlock {
@@ -593,6 +715,9 @@ class ChatView(UsesApp, VerticalScroll):
         self._last_flush = 0.0
         self._running_tools: dict[str, ToolBlock] = {}
         self.tools_expanded = False  # Ctrl+O: every tool block expanded (new ones too)
+        # Big entries of the window waiting for their parse (their placeholder note).
+        self._to_load: list[tuple[Node, NoteBlock]] = []
+        self._loading = 0  # parses under way in threads
         self._scrolled_away = False  # the reader scrolled up (Textual released the anchor)
 
     def compose(self) -> ComposeResult:
@@ -688,7 +813,11 @@ class ChatView(UsesApp, VerticalScroll):
     async def _handle(self, item: object) -> None:
         """Apply one event. Events may be stale: a rebuild reads the store as it is now, ahead
         of the events still queued, so an event only matters if the view differs from it."""
-        if self._hidden_after and not isinstance(item, SessionSwitched) and item is not _FILL:
+        if (
+            self._hidden_after
+            and not isinstance(item, SessionSwitched | _Loaded)
+            and item is not _FILL
+        ):
             await self.rebuild()  # something happens at the newest end: show it
             if isinstance(item, EntryAppended | LeafMoved) or item is _FLUSH:
                 return
@@ -703,6 +832,12 @@ class ChatView(UsesApp, VerticalScroll):
             return
         if item is _FILL:
             await self._fill_window()
+            if self._to_load:
+                # A parse holds the GIL: give the terminal writer a moment for the first frame.
+                self.set_timer(LOAD_DELAY, self._start_loads)
+            return
+        if isinstance(item, _Loaded):
+            await self._show_loaded(item)
             return
         await self._flush_text()
         store = self.pitui.store
@@ -729,6 +864,10 @@ class ChatView(UsesApp, VerticalScroll):
                 self._events.put_nowait(_FLUSH)
             elif any(w.parent is None for _, blocks in self._mounted for w in blocks):
                 self._events.put_nowait(_FILL)
+            elif self._loading or self._to_load:
+                if self._to_load:
+                    self._start_loads()
+                await asyncio.sleep(0.02)
             else:
                 return
 
@@ -773,7 +912,8 @@ class ChatView(UsesApp, VerticalScroll):
         entries, self._oldest = self._walk_back(store.leaf, WINDOW)
         self._hidden_after = 0
         self._load_later = None
-        self._mounted = [(node.id, self.blocks_for(node)) for node in entries]
+        self._to_load = []
+        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in entries]
         self._hidden_before = self._count_above(self._oldest)
         self._load_earlier = None
         widgets: list[Widget] = []
@@ -976,19 +1116,95 @@ class ChatView(UsesApp, VerticalScroll):
             else:
                 self._update_buttons()
 
+    # ------------------------------------------------------------------ big entries
+
+    def _blocks_or_placeholder(self, node: Node) -> list[Widget]:
+        """An entry's widgets; for a big one (``BIG_ENTRY``), a note that holds its place until
+        it is parsed in a thread after the first frame (its widgets are built then too)."""
+        if node.length <= BIG_ENTRY:
+            return self.blocks_for(node)
+        note = NoteBlock(f"Loading a {node.length / 1e6:.1f} MB entry…", classes="-loading")
+        self._to_load.append((node, note))
+        return [note]
+
+    def _start_loads(self) -> None:
+        """Read the waiting big entries' lines and parse them in threads (one at a time)."""
+        if self._loading:
+            return
+        while self._to_load:
+            node, _ = self._to_load.pop(0)
+            if node.data is not None:  # parsed already (the projection keeps path entries)
+                self._events.put_nowait(_Loaded(node.id, node.data, self._generation))
+                continue
+            try:
+                raw = self.pitui.store.raw_line(node)
+            except Exception:
+                log.exception("chat: reading entry %s failed", node.id)
+                self._events.put_nowait(_Loaded(node.id, None, self._generation))
+                continue
+            self._loading += 1
+            self._parse_in_thread(node.id, raw, self._generation)
+            return
+
+    @work(thread=True, group="chat-load", exit_on_error=False)
+    def _parse_in_thread(self, entry_id: str, raw: bytes, generation: int) -> None:
+        from pitui.session import codec
+
+        entry: dict[str, Any] | None
+        try:
+            parsed = codec.loads(raw)
+            entry = parsed if isinstance(parsed, dict) else None
+        except Exception:  # always answer: the placeholder is replaced either way
+            log.exception("chat: parsing entry %s failed", entry_id)
+            entry = None
+        loaded = _Loaded(entry_id, entry, generation, threaded=True)
+        self.app.call_from_thread(self._events.put_nowait, loaded)
+
+    async def _show_loaded(self, item: _Loaded) -> None:
+        """Put a parsed big entry's widgets where its placeholder is (if still shown)."""
+        if item.threaded:
+            self._loading -= 1
+        try:
+            if item.generation != self._generation:
+                return
+            ids = [entry_id for entry_id, _ in self._mounted]
+            index = ids.index(item.entry_id) if item.entry_id in ids else -1
+            if index < 0:
+                return
+            old = self._mounted[index][1]
+            if item.entry is None:
+                blocks: list[Widget] = [
+                    NoteBlock("This entry could not be read.", classes="-error")
+                ]
+            else:
+                blocks = self._entry_blocks(self.pitui.store.node(item.entry_id), item.entry)
+            self._mounted[index] = (item.entry_id, blocks)
+            placed = [w for w in old if w.parent is self]
+            if placed:
+                with self.app.batch_update():
+                    if blocks:
+                        await self.mount_all(blocks, before=placed[0])
+                    await self.remove_children(placed)
+        finally:
+            self._start_loads()
+
     # ------------------------------------------------------------------ entry → blocks
 
     def blocks_for(self, node: Node) -> list[Widget]:
         """The widgets for one entry."""
         store = self.pitui.store
         entry = store.read(node)  # not kept: far-off entries do not stay in memory
+        return self._entry_blocks(node, entry)
+
+    def _entry_blocks(self, node: Node, entry: dict[str, Any]) -> list[Widget]:
+        """The widgets for one entry, from its parsed line."""
         if node.type == "compaction":
             tokens = entry.get("tokensBefore")
             title = f"Compacted from {tokens:,} tokens" if isinstance(tokens, int) else "Compacted"
-            summary = Markdown(strip_escapes(str(entry.get("summary") or "")))
+            summary = strip_escapes(str(entry.get("summary") or ""))
             return [SummaryBlock(summary, title=title, collapsed=True, classes="compaction")]
         if node.type == "branch_summary":
-            summary = Markdown(strip_escapes(str(entry.get("summary") or "")))
+            summary = strip_escapes(str(entry.get("summary") or ""))
             return [
                 SummaryBlock(
                     summary, title="Branch summary", collapsed=True, classes="branch-summary"
@@ -999,11 +1215,11 @@ class ChatView(UsesApp, VerticalScroll):
                 return []
             text = strip_escapes(_text_blocks(entry.get("content")))
             kind = strip_escapes(str(entry.get("customType") or "custom"))
-            return [NoteBlock(Content(f"[{kind}] {text}"), classes="custom")]
+            return [NoteBlock(f"[{kind}] {text}", classes="custom")]
         message = entry.get("message") or {}
         role = message.get("role")
         if role == "user":
-            return [UserBlock(Content(strip_escapes(_text_blocks(message.get("content")))))]
+            return [UserBlock(strip_escapes(_text_blocks(message.get("content"))))]
         if role == "assistant":
             return self._assistant_blocks(message)
         if role == "toolResult":
@@ -1029,24 +1245,53 @@ class ChatView(UsesApp, VerticalScroll):
                 )
             ]
         if role == "custom":
-            return [NoteBlock(Content(strip_escapes(_text_blocks(message.get("content")))))]
+            return [NoteBlock(strip_escapes(_text_blocks(message.get("content"))))]
         return []
 
     def _assistant_blocks(self, message: dict[str, Any]) -> list[Widget]:
+        """Thinking and text blocks, then a note for an error, an abort or the length limit.
+
+        Bounded (see :mod:`pitui.ui.widgets.bounded`): at most ``TEXT_BLOCKS`` widgets and
+        ``MARKDOWN_CHARS`` characters of text are shown at first; the text of the rest waits
+        behind the last text block's "show more" (a message of 200k blocks mounts a few
+        widgets, a 10 MB reply renders its first part)."""
         out: list[Widget] = []
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        budget = MARKDOWN_CHARS
+        shown: list[tuple[str, str, str]] = []  # (kind, text shown, text hidden) per widget
+        later: list[str] = []  # raw texts of the blocks past the bound (behind "show more")
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
-            if kind == "thinking" and block.get("thinking"):
-                out.append(ThinkingBlock(strip_escapes(str(block["thinking"])), collapsed=True))
-            elif kind == "text" and str(block.get("text") or "").strip():
-                out.append(AssistantBlock(strip_escapes(str(block["text"]))))
-            elif kind == "toolCall":
+            if kind == "toolCall":
                 self._calls[str(block.get("id"))] = block
+            elif len(shown) >= TEXT_BLOCKS or budget <= 0:
+                # Past the bound: only kept (sanitized when the reader asks for them).
+                raw = block.get("text")
+                if kind == "text" and isinstance(raw, str) and raw and not raw.isspace():
+                    later.append(raw)
+            elif kind == "thinking" and block.get("thinking"):
+                shown.append(("thinking", strip_escapes(str(block["thinking"])), ""))
+            elif kind == "text" and str(block.get("text") or "").strip():
+                text = strip_escapes(str(block["text"]))
+                end = cut_at(text, 0, budget)
+                budget -= end
+                shown.append(("text", text[:end], text[end:]))
+        last = -1  # the text widget that holds the later blocks
+        if later:
+            last = max((i for i, (kind, _, _) in enumerate(shown) if kind == "text"), default=-1)
+            if last < 0:
+                shown.append(("text", "", ""))
+                last = len(shown) - 1
+        for i, (kind, text, hidden) in enumerate(shown):
+            if kind == "thinking":
+                out.append(ThinkingBlock(text, collapsed=True))
+            else:
+                extra = later if i == last else None
+                out.append(AssistantBlock(text, rest=hidden, later=extra))
         stop = message.get("stopReason")
         if stop == "error":
             error = strip_escapes(str(message.get("errorMessage") or "unknown error"))

@@ -33,6 +33,7 @@ from pitui.ui.widgets.inspector_views import (
     heading,
     join_lines,
     literal_title,
+    more_blocks,
     plain,
     row_prompt,
     tokens_of,
@@ -41,6 +42,10 @@ from pitui.ui.widgets.inspector_views import (
 
 if TYPE_CHECKING:
     from pitui.session.projection import Projection
+
+SECTION_CAP = 50
+"""System prompt sections (and tools) listed; the rest is counted in a note (a prompt of 50k
+sections would mount 100k widgets)."""
 
 Counts = tuple[int, list[int], str]
 """A tiktoken count: total, per message, encoding name."""
@@ -222,7 +227,7 @@ class ContextDetails(UsesApp, Widget):
         self._system_key = key
         scroll = self.query_one("#context-system-scroll", VerticalScroll)
         children: list[Widget] = []
-        for section, text in view.sections:
+        for section, text in view.sections[:SECTION_CAP]:
             children.append(
                 Collapsible(
                     Static(plain(text), markup=False),
@@ -230,8 +235,13 @@ class ContextDetails(UsesApp, Widget):
                     classes="-section",
                 )
             )
+        if len(view.sections) > SECTION_CAP:
+            hidden = more_blocks(len(view.sections) - SECTION_CAP, "sections")
+            children.append(Static(hidden, classes="-more-sections", markup=False))
         tool_lines = [heading(f"tools ({len(names)})")]
-        tool_lines += [tool_line(t) for t in tools if isinstance(t, dict)]
+        tool_lines += [tool_line(t) for t in tools[:SECTION_CAP] if isinstance(t, dict)]
+        if len(tools) > SECTION_CAP:
+            tool_lines.append(more_blocks(len(tools) - SECTION_CAP, "tools"))
         children.append(Static(join_lines(tool_lines), classes="-tools", markup=False))
         scroll.remove_children()
         scroll.mount_all(children)

@@ -38,6 +38,7 @@ DEBOUNCE = 0.05  # seconds between the last show() and the rebuild
 ROW_CAP = 300  # context rows mounted before "show more"
 TEXT_CAP = 20_000  # characters of one text block shown in the entry tab
 LINE_CAP = 120  # lines of one text block shown in the entry tab (all are rendered at once)
+BLOCK_CAP = 20  # content blocks, system sections or tools of one entry shown in the entry tab
 RAW_CAP = 200_000  # characters of raw JSON shown
 RAW_LINE_CAP = 5_000  # lines of raw JSON shown
 PREVIEW = 160  # characters of a context row's preview
@@ -209,13 +210,23 @@ def entry_meta(entry: dict[str, Any], label: str | None = None) -> Content:
     return join_lines(lines)
 
 
+def more_blocks(hidden: int, what: str = "blocks") -> Content:
+    """``… 199,980 more blocks not shown (pitui context --json has them all)``."""
+    return Content.styled(
+        f"… {hidden:,} more {what} not shown (pitui context --json has them all)", KEY_STYLE
+    )
+
+
 def _content_body(content: Any, output: Callable[[str], Content] = plain) -> list[Content]:
-    """One part per content block (text, image placeholder)."""
+    """One part per content block (text, image placeholder), at most ``BLOCK_CAP``."""
     if isinstance(content, str):
         return [output(content)]
     parts: list[Content] = []
     if isinstance(content, list):
-        for block in content:
+        for index, block in enumerate(content):
+            if len(parts) >= BLOCK_CAP:
+                parts.append(more_blocks(len(content) - index))
+                break
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
@@ -238,7 +249,11 @@ def _block(title: str, *lines: Content) -> Content:
 def _assistant_body(message: dict[str, Any]) -> list[Content]:
     blocks: list[Content] = []
     content = message.get("content")
-    for block in content if isinstance(content, list) else [content]:
+    items = content if isinstance(content, list) else [content]
+    for index, block in enumerate(items):
+        if len(blocks) >= BLOCK_CAP:
+            blocks.append(more_blocks(len(items) - index))
+            break
         if isinstance(block, str):
             blocks.append(plain(block))
             continue
@@ -273,7 +288,10 @@ def _system_body(message: dict[str, Any]) -> list[Content]:
     blocks = [p for p in _content_body(message.get("content")) if p.plain]
     sections = message.get("sections")
     if isinstance(sections, dict):
-        for name, value in sections.items():
+        for index, (name, value) in enumerate(sections.items()):
+            if index >= BLOCK_CAP:
+                blocks.append(more_blocks(len(sections) - index, "sections"))
+                break
             text = (
                 plain(value) if isinstance(value, str) else Content.styled("(removed)", KEY_STYLE)
             )
@@ -281,7 +299,10 @@ def _system_body(message: dict[str, Any]) -> list[Content]:
     for key, title in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
         tools = message.get(key)
         if isinstance(tools, list) and tools:
-            blocks.append(_block(title, *[tool_line(t) for t in tools if isinstance(t, dict)]))
+            lines = [tool_line(t) for t in tools[:BLOCK_CAP] if isinstance(t, dict)]
+            if len(tools) > BLOCK_CAP:
+                lines.append(more_blocks(len(tools) - BLOCK_CAP, "tools"))
+            blocks.append(_block(title, *lines))
     return blocks
 
 
