@@ -16,10 +16,12 @@ at once; a program's write -> seen).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -226,7 +228,24 @@ class Terminal:
         self.command("respawn-pane", "-k", "-t", self._session, f"sh {path}")
 
     def stop_program(self) -> None:
-        self.command("respawn-pane", "-k", "-t", self._session, "sleep 100000")
+        """Kill what runs in the pane (the processes this terminal started, by pid) and put
+        the placeholder back."""
+        try:
+            root = self.pane_pid()
+        except TerminalError:
+            root = None
+        if root is not None:
+            for pid in reversed(descendants(root)):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        for attempt in range(5):
+            try:
+                self.command("respawn-pane", "-k", "-t", self._session, "sleep 100000")
+                return
+            except TerminalError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.2)
 
     def pane_pid(self) -> int:
         return int(self.command("display", "-p", "-t", self._session, "#{pane_pid}")[0])
