@@ -102,7 +102,10 @@ class Agent:
     process_hint: str  # a substring of the agent's command line (to find its pid)
     ready: re.Pattern[str]  # the screen once the editor takes input
     quit_keys: tuple[str, ...]
-    tree_open_keys: tuple[str, ...] = ("Escape", "Escape")
+    # One key that opens the tree. Esc Esc (what both agents also offer) is ambiguous when a
+    # busy app reads both bytes at once (it parses Alt+Esc and no tree opens), which happened
+    # on this loaded machine; a single key is the same action without that artefact.
+    tree_key: str
     tree_title: re.Pattern[str]
     busy: re.Pattern[str]  # the spinner / working indicator
 
@@ -118,6 +121,10 @@ class Agent:
         pass
 
     def editor_empty(self, screen: str) -> bool:
+        raise NotImplementedError
+
+    def ui_gone(self, screen: str) -> bool:
+        """After a quit key: the full-screen UI has left the screen (terminal restored)."""
         raise NotImplementedError
 
     def tree_shown(self, screen: str) -> bool:
@@ -156,6 +163,7 @@ class Pitui(Agent):
     process_hint = "-m pitui"
     ready = re.compile(r"Ask anything")
     quit_keys = ("C-q",)
+    tree_key = "C-t"  # pitui's own binding (MainScreen: ctrl+t -> tree)
     tree_title = re.compile(r"╭─ Session tree ─")
     busy = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] working")
     search_keys = ("/",)
@@ -163,6 +171,9 @@ class Pitui(Agent):
 
     def editor_empty(self, screen: str) -> bool:
         return "Ask anything" in screen
+
+    def ui_gone(self, screen: str) -> bool:
+        return "╭" not in screen and "openai/" not in screen  # no editor box, no status line
 
     def search_shows(self, screen: str, query: str) -> bool:
         found = self._search.findall(screen)
@@ -209,6 +220,7 @@ class Pi(Agent):
     process_hint = "node"  # pi renames its process to "pi"; its executable is node
     ready = re.compile(r"\d%/\d")  # the footer's context gauge, e.g. "0.0%/1M"
     quit_keys = ("C-d",)
+    tree_key = "F5"  # bound to app.session.tree in keybindings.json (unbound by default)
     tree_title = re.compile(r"Type to search:")
     busy = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Working")
     _search = re.compile(r"Type to search: ?(.*?) *$", re.MULTILINE)
@@ -282,6 +294,10 @@ class Pi(Agent):
             "defaultProjectTrust": "never",
         }
         (agent / "settings.json").write_text(json.dumps(settings, indent=2))
+        (agent / "keybindings.json").write_text(json.dumps({"app.session.tree": "f5"}))
+
+    def ui_gone(self, screen: str) -> bool:
+        return "To resume this session" in screen  # printed once fullscreen mode has ended
 
 
 AGENTS: dict[str, type[Agent]] = {"pitui": Pitui, "pi": Pi}
