@@ -25,6 +25,7 @@ import os
 import platform
 import random
 import re
+import signal
 import statistics
 import sys
 import threading
@@ -1223,6 +1224,11 @@ def main(argv: list[str] | None = None) -> int:
                 make_pi_session()
             else:
                 ensure_bench(s)
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # the private tmux server and the agents are cleaned up
+
+    signal.signal(signal.SIGTERM, interrupted)
     bench = Bench(args)
     print(
         f"pitui TUI benchmarks: terminal {args.term}, agents {', '.join(args.agents)}; "
