@@ -225,7 +225,19 @@ class Terminal:
         self._runs += 1
         path = self._dir / f"run-{self._runs}.sh"
         path.write_text(script)
-        self.command("respawn-pane", "-k", "-t", self._session, f"sh {path}")
+        self._respawn(f"sh {path}")
+
+    def _respawn(self, command: str) -> None:
+        # tmux rarely refuses a respawn-pane -k with no message (a race with the dying
+        # program, seen once in many hundred runs): try again
+        for attempt in range(5):
+            try:
+                self.command("respawn-pane", "-k", "-t", self._session, command)
+                return
+            except TerminalError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.2)
 
     def stop_program(self) -> None:
         """Kill what runs in the pane (the processes this terminal started, by pid) and put
@@ -238,14 +250,7 @@ class Terminal:
             for pid in reversed(descendants(root)):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-        for attempt in range(5):
-            try:
-                self.command("respawn-pane", "-k", "-t", self._session, "sleep 100000")
-                return
-            except TerminalError:
-                if attempt == 4:
-                    raise
-                time.sleep(0.2)
+        self._respawn("sleep 100000")
 
     def pane_pid(self) -> int:
         return int(self.command("display", "-p", "-t", self._session, "#{pane_pid}")[0])
