@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from pitui.agent.summarize import SummaryError
 from pitui.compaction.branch import collect_branch_entries, prepare_branch_entries
-from pitui.session.entries import message_text
+from pitui.errors import UserError
+from pitui.session.shapes import message_text
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
 
 DEFAULT_WINDOW = 128000
-DEFAULT_BRANCH_RESERVE = 16384
 
 
-class NavigationError(Exception):
+class NavigationError(UserError):
     """Navigation could not happen; the message is one sentence."""
 
 
@@ -90,8 +90,8 @@ async def navigate(
             raise NavigationError(f"Cannot summarize the branch: {agent.problem()}")
         info = agent.model_info
         assert info is not None
-        reserve = agent.settings.get("branchSummary.reserveTokens", DEFAULT_BRANCH_RESERVE)
-        budget = (info.context_window or DEFAULT_WINDOW) - int(reserve)
+        reserve = agent.settings.branch_summary.reserve_tokens
+        budget = (info.context_window or DEFAULT_WINDOW) - reserve
         prep = prepare_branch_entries(store, branch.entries, budget)
         try:
             result = await agent.compactor.summarizer().branch_summary(

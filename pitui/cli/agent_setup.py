@@ -9,6 +9,7 @@ from typing import TextIO
 from pitui.agent.extensions import Extensions
 from pitui.agent.session import AgentSession
 from pitui.agent.trust import is_trusted
+from pitui.cli.output import note
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
 
@@ -18,7 +19,7 @@ def load_extensions(cwd: str, settings: Settings, err: TextIO | None) -> Extensi
     extensions = Extensions()
     for warning in extensions.load(Path(cwd), settings, trusted=is_trusted(Path(cwd))):
         if err is not None:
-            err.write(f"pitui: warning: {warning}\n")
+            note(f"warning: {warning}", err)
     return extensions
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pitui.errors import UserError
 
-class CliError(Exception):
+
+class CliError(UserError):
     """Bad usage: unknown id, ambiguous prefix, unreadable input."""

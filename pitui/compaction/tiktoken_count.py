@@ -6,7 +6,7 @@ tiktoken downloads its encodings on first use, which fails offline. litellm ship
 litellm costs seconds; this module never does). A cache directory the user set is kept when the
 encoding is already there.
 
-Counting follows the roles of :mod:`pitui.compaction.tokens` (pi's chars/4 rules) with real
+Counting follows :func:`pitui.session.shapes.counted_parts` (pi's chars/4 rules) with real
 tokens instead of characters, and a flat :data:`IMAGE_TOKENS` per image. Counts of projected
 messages are cached per ``(source entry id, context edit id)``: entries never change once
 written, so the key names the message without hashing its content. Encoding a 200k-entry
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pitui.compaction.tokens import js_stringify
+from pitui.session.shapes import counted_parts
 
 if TYPE_CHECKING:
     from tiktoken import Encoding
@@ -148,73 +148,6 @@ def encoding_for_model(model: str | None) -> str:
 # ----------------------------------------------------------------------------- what is counted
 
 
-def _content_parts(content: Any, texts: list[str]) -> int:
-    """Append the text of ``content`` to ``texts``; return the image tokens."""
-    if isinstance(content, str):
-        texts.append(content)
-        return 0
-    images = 0
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-            elif kind == "image":
-                images += IMAGE_TOKENS
-    return images
-
-
-def message_parts(message: dict[str, Any]) -> tuple[list[str], int]:
-    """The texts of ``message`` to encode, and the tokens counted without encoding (images)."""
-    texts: list[str] = []
-    fixed = 0
-    role = message.get("role")
-    if role in ("user", "custom", "toolResult"):
-        fixed = _content_parts(message.get("content"), texts)
-    elif role == "assistant":
-        content = message.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                kind = block.get("type")
-                if kind == "text":
-                    text = block.get("text")
-                    if isinstance(text, str):
-                        texts.append(text)
-                elif kind == "thinking":
-                    thinking = block.get("thinking")
-                    if isinstance(thinking, str):
-                        texts.append(thinking)
-                elif kind == "toolCall":
-                    name = block.get("name")
-                    if isinstance(name, str):
-                        texts.append(name)
-                    texts.append(js_stringify(block.get("arguments")))
-    elif role == "bashExecution":
-        for key in ("command", "output"):
-            value = message.get(key)
-            if isinstance(value, str):
-                texts.append(value)
-    elif role in ("branchSummary", "compactionSummary"):
-        summary = message.get("summary")
-        if isinstance(summary, str):
-            texts.append(summary)
-    elif role == "system":
-        fixed = _content_parts(message.get("content"), texts)
-        sections = message.get("sections")
-        if isinstance(sections, dict):
-            texts.extend(v for v in sections.values() if isinstance(v, str) and v)
-        tools = message.get("toolsAdded")
-        if tools:
-            texts.append(js_stringify(tools))
-    return texts, fixed
-
-
 def _keys(projection: Projection) -> list[EntryKey | None]:
     """One cache key per projected message: ``(entry id, edit id)``; the second and later
     messages of one entry (a head compaction's checkpoint and summary) get ``id#n``."""
@@ -290,8 +223,8 @@ class TiktokenEstimator:
 
     def count(self, message: dict[str, Any]) -> int:
         """Tokens of one projected message (a system message counts its sections and tools)."""
-        texts, fixed = message_parts(message)
-        return fixed + sum(self.tokens(text) for text in texts)
+        texts, images = counted_parts(message)
+        return images * IMAGE_TOKENS + sum(self.tokens(text) for text in texts)
 
     # ------------------------------------------------------------------------- cached
 

@@ -5,94 +5,18 @@ JS counts UTF-16 code units, so a character outside the BMP (most emoji) counts 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from typing import Any
 
-IMAGE_CHARS = 4800
-
-
-def js_len(text: str) -> int:
-    """Length of ``text`` as JavaScript counts it (UTF-16 code units)."""
-    if text.isascii():
-        return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
-def _js_value(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _js_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_js_value(v) for v in value]
-    return value
-
-
-def js_stringify(value: Any) -> str:
-    """``JSON.stringify`` for plain JSON data (compact, non-ASCII kept, integral floats as ints)."""
-    if value is None:
-        return "null"
-    return json.dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
-
-
-def _content_chars(content: Any, image_chars: int) -> int:
-    if isinstance(content, str):
-        return js_len(content)
-    chars = 0
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                chars += js_len(block["text"])
-            elif kind == "image":
-                chars += image_chars
-    return chars
+from pitui.session.shapes import IMAGE_CHARS, counted_parts
+from pitui.text import js_len
 
 
 def message_chars(message: dict[str, Any]) -> int:
-    """The character count pi's estimate divides by four."""
-    role = message.get("role")
-    if role in ("user", "custom", "toolResult"):
-        return _content_chars(message.get("content"), IMAGE_CHARS)
-    if role == "assistant":
-        chars = 0
-        content = message.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                kind = block.get("type")
-                if kind == "text" and isinstance(block.get("text"), str):
-                    chars += js_len(block["text"])
-                elif kind == "thinking" and isinstance(block.get("thinking"), str):
-                    chars += js_len(block["thinking"])
-                elif kind == "toolCall":
-                    name = block.get("name")
-                    chars += js_len(name) if isinstance(name, str) else 0
-                    chars += js_len(js_stringify(block.get("arguments")))
-        return chars
-    if role == "bashExecution":
-        command, output = message.get("command"), message.get("output")
-        return (js_len(command) if isinstance(command, str) else 0) + (
-            js_len(output) if isinstance(output, str) else 0
-        )
-    if role in ("branchSummary", "compactionSummary"):
-        summary = message.get("summary")
-        return js_len(summary) if isinstance(summary, str) else 0
-    if role == "system":
-        chars = _content_chars(message.get("content"), IMAGE_CHARS)
-        sections = message.get("sections")
-        if isinstance(sections, dict):
-            chars += sum(js_len(v) for v in sections.values() if isinstance(v, str) and v)
-        tools = message.get("toolsAdded")
-        if tools:
-            chars += js_len(js_stringify(tools))
-        return chars
-    return 0
+    """The character count pi's estimate divides by four (JavaScript string lengths)."""
+    texts, images = counted_parts(message)
+    return sum(js_len(text) for text in texts) + images * IMAGE_CHARS
 
 
 def estimate_tokens(message: dict[str, Any]) -> int:
@@ -115,6 +39,25 @@ def calculate_context_tokens(usage: Any) -> int:
     return number("totalTokens") or (
         number("input") + number("output") + number("cacheRead") + number("cacheWrite")
     )
+
+
+def cache_hit_ratio(usage: Any) -> float | None:
+    """The share of a reply's prompt read from the provider's cache (None: no caching
+    reported)."""
+    if not isinstance(usage, dict):
+        return None
+
+    def number(key: str) -> float:
+        value = usage.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            return 0.0
+        return float(value)
+
+    read, write = number("cacheRead"), number("cacheWrite")
+    prompt = number("input") + read + write
+    if read + write <= 0 or prompt <= 0:
+        return None
+    return read / prompt
 
 
 def assistant_usage(message: dict[str, Any]) -> dict[str, Any] | None:

@@ -7,9 +7,10 @@ from typing import Any
 
 from pitui.session import codec
 from pitui.session.disk import CONVERSATION_ROLES
-from pitui.session.entries import message_text, new_header, session_file_name
+from pitui.session.entries import new_header, session_file_name
 from pitui.session.errors import EntryNotFoundError, SessionError
 from pitui.session.ids import new_entry_id
+from pitui.session.shapes import message_text
 from pitui.session.store import SessionStore
 from pitui.session.writer import create_exclusive
 

@@ -6,7 +6,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from pitui.session.store import message_text
+from pitui.session.shapes import message_text, tool_calls
+from pitui.text import js_stringify
 
 MAX_TEXT = 200
 
@@ -58,8 +59,6 @@ def tool_call_text(name: str, args: Any) -> str:
         return f"[grep: /{a['pattern']}/ in {_home(path or '.')}]"
     if name == "find" and isinstance(a.get("pattern"), str):
         return f"[find: {a['pattern']} in {_home(path or '.')}]"
-    from pitui.compaction.tokens import js_stringify
-
     raw = js_stringify(args)
     return f"[{name}: {raw[:40]}{'...' if len(raw) > 40 else ''}]"
 
@@ -86,11 +85,7 @@ def entry_text(
             if stop == "error":
                 error = message.get("errorMessage")
                 return f"assistant: {_flat(str(error or 'error'), 80)}"
-            calls = [
-                b
-                for b in message.get("content") or []
-                if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
+            calls = tool_calls(message)
             if calls:
                 return "assistant: " + " ".join(
                     tool_call_text(str(c.get("name")), c.get("arguments")) for c in calls

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitui.session.shapes import content_texts
+
 
 def _content_texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content] if content else []
-    if isinstance(content, list):
-        return [
-            b["text"]
-            for b in content
-            if isinstance(b, dict)
-            and b.get("type") == "text"
-            and isinstance(b.get("text"), str)
-            and b["text"]
-        ]
-    return []
+    """The non-empty texts of a system message's content."""
+    return [text for text in content_texts(content) if text]
 
 
 def replay_system_messages(messages: list[dict[str, Any]]) -> dict[str, Any] | None:

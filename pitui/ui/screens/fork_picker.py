@@ -12,22 +12,19 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from pitui.session import SessionError, fork
-from pitui.ui.sanitize import strip_escapes
+from pitui.text import strip_escapes
+from pitui.ui.app_state import UsesApp
 
 if TYPE_CHECKING:
-    from pitui.ui.app import PituiApp
+    pass
 
 
-class ForkPickerScreen(ModalScreen[None]):
+class ForkPickerScreen(UsesApp, ModalScreen[None]):
     DEFAULT_CSS: ClassVar[str] = """
     ForkPickerScreen { align: center middle; }
     ForkPickerScreen > OptionList { width: 90%; max-height: 80%; border: round $primary; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Cancel")]
-
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         messages = self.pitui.store.user_messages()

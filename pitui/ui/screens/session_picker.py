@@ -30,13 +30,14 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from pitui.config.paths import resolve_session_folder, sessions_root
-from pitui.session.entries import message_text
 from pitui.session.listing import SessionInfo, list_sessions
 from pitui.session.lock import SessionLock
-from pitui.ui.sanitize import strip_escapes
+from pitui.session.shapes import message_text
+from pitui.text import strip_escapes
+from pitui.ui.app_state import UsesApp
 
 if TYPE_CHECKING:
-    from pitui.ui.app import PituiApp
+    pass
 
 MAX_SEARCH_CHARS = 1_000_000
 """Text kept per session for filtering (the beginning of the conversation)."""
@@ -154,7 +155,7 @@ class ConfirmDeleteScreen(ModalScreen[bool]):
         self.dismiss(delete)
 
 
-class SessionPickerScreen(ModalScreen[str | None]):
+class SessionPickerScreen(UsesApp, ModalScreen[str | None]):
     """Choose a session file; dismisses with its path (or None)."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -193,10 +194,6 @@ class SessionPickerScreen(ModalScreen[str | None]):
         self._texts: dict[str, str] = {}
         self._texts_pending: set[str] = set()
 
-    @property
-    def pitui(self) -> PituiApp:
-        return self.app  # type: ignore[return-value]
-
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
@@ -216,7 +213,7 @@ class SessionPickerScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         self.query_one("#picker-empty").display = False
         filter_input = self.query_one(Input)
-        if self.pitui.settings.get("ui.cursorBlink", True) is False:
+        if not self.pitui.settings.ui.cursor_blink:
             filter_input.cursor_blink = False
         filter_input.focus()
         self.reload()
