@@ -1026,10 +1026,11 @@ def scale(value: float, unit: str) -> float:
     return value * 1e3 if unit == "ms" else value
 
 
-def fmt(value: float | None, unit: str) -> str:
+def fmt(value: float | None, unit: str, scaled: bool = False) -> str:
+    """A sample (seconds for "ms") or, with `scaled`, a value already in `unit`."""
     if value is None:
         return "n/a"
-    v = scale(value, unit)
+    v = value if scaled else scale(value, unit)
     if unit == "ms":
         return f"{v:.1f}" if v < 1000 else f"{v:,.0f}"
     return f"{v:.1f}" if v < 100 else f"{v:,.0f}"
@@ -1101,8 +1102,9 @@ def evaluate(results: Results) -> list[dict[str, Any]]:
                 "title": t.title,
                 "issue": t.issue,
                 "unit": t.unit,
-                "pitui": ours,
-                "pi": pi,
+                # in the row's own unit (samples are kept in seconds, MiB and %)
+                "pitui": None if ours is None else scale(ours, t.unit),
+                "pi": None if pi is None else scale(pi, t.unit),
                 "ratio": ratio,
                 "target": t.text,
                 "verdict": verdict,
@@ -1126,7 +1128,8 @@ def print_report(results: Results, rows: list[dict[str, Any]], sizes: list[str])
         ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "n/a"
         print(
             f"{r['title'][:58]:<58} {r['key']:>5} {r['unit']:>4} "
-            f"{fmt(r['pitui'], r['unit']):>10} {fmt(r['pi'], r['unit']):>10} {ratio:>8}  "
+            f"{fmt(r['pitui'], r['unit'], True):>10} {fmt(r['pi'], r['unit'], True):>10} "
+            f"{ratio:>8}  "
             f"{r['target']:<28} {r['verdict']:<7} {r['note']}"
         )
     print("\nCurves (size -> median; pitui | pi | pitui/pi):")
@@ -1258,7 +1261,8 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "sizes": {s: (bench_file(s).name if s != "real" else "pi-real.jsonl") for s in sizes},
-        "rows": rows,
+        "rows": rows,  # pitui and pi in each row's unit
+        "samples_units": "times in seconds, memory in MiB, CPU in % of a core",
         "samples": results.samples,
         "calibration": results.extra.get("calibration"),
         "errors": results.errors,
