@@ -879,7 +879,7 @@ TARGETS: list[Target] = [
     Target(
         "tree_open",
         "20k",
-        "tree open (Esc Esc -> tree shown)",
+        "tree open (tree key -> tree shown)",
         "ms",
         "11",
         "lt",
