@@ -148,7 +148,9 @@ class Frames:
 
 
 def new_app(store: SessionStore) -> PituiApp:
-    return PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}), clock=time.time)
+    return PituiApp(
+        store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), clock=time.time
+    )
 
 
 def median_ms(values: list[float]) -> float:
@@ -304,7 +306,7 @@ cpu0 = time.process_time()
 store = SessionStore.open(sys.argv[1], read_only=True)
 opened = time.perf_counter()
 opened_cpu = time.process_time()
-app = PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}))
+app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}))
 frames = []
 cpu_frames = []
 original = app._display
@@ -357,7 +359,7 @@ from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.status import StatusLine
 path = sys.argv[1]
 store = SessionStore.open(path) if path != "-" else SessionStore.in_memory("/tmp")
-app = PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}))
+app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}))
 rounds = int(sys.argv[3])
 async def auto(pilot):
     await asyncio.sleep(1.0)
@@ -409,7 +411,7 @@ from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
 from pitui.ui.widgets.chat import ChatView
 store = SessionStore.open(sys.argv[1], read_only=True)
-app = PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}))
+app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}))
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096 / 2**20

@@ -1,6 +1,12 @@
 """Session benchmarks: open + project, peak memory, appends and leaf moves, against pi's figures.
 
     python benchmarks/run.py [--quick] [--runs N] [--regenerate]
+    python benchmarks/run.py --tui [--quick] [--groups G,...] [--sizes 2k,20k,...] [--runs N]
+    python benchmarks/run.py --all [--quick]      (the above, then the TUI benchmarks)
+
+``--tui`` runs only the TUI benchmarks in a real terminal (``tui_bench.py``: tmux, pitui beside
+pi 1.6 on one scripted model; ~25 minutes, ``--quick`` ~8); every option after it goes to
+``tui_bench.py`` (``--help`` there lists them).
 
 Generates the 20k and 200k sessions into ``benchmarks/.data/`` when missing (seeded, see
 ``generate.py``), prints a table (median, min, max) with ratios to pi's reference figures and
@@ -349,7 +355,23 @@ def main(argv: list[str] | None = None) -> int:
         help="skip the UI, start-up and tiktoken benchmarks",
     )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--tui",
+        action="store_true",
+        help="only the TUI benchmarks (tui_bench.py; other options go to it)",
+    )
+    parser.add_argument("--all", action="store_true", help="these benchmarks, then --tui")
+    args, rest = parser.parse_known_args(argv)
+    if args.tui or args.all:
+        sys.path.insert(0, str(HERE))
+        import tui_bench  # a sibling script
+
+        if args.tui:
+            tui_args = [*rest, *(["--quick"] if args.quick else [])]
+            tui_args += ["--runs", str(args.runs)] if args.runs else []
+            return int(tui_bench.main(tui_args))
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
 
     if args.child:
         task, *rest = args.child
@@ -549,6 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwrote {RESULTS_DIR / 'latest.json'}")
     verdicts = [r.verdict for r in rows if r.verdict]
     print(f"targets: {verdicts.count('PASS')} PASS, {verdicts.count('FAIL')} FAIL")
+    if args.all:
+        print("\n== TUI benchmarks (tui_bench.py) ==", flush=True)
+        return int(tui_bench.main([*rest, *(["--quick"] if args.quick else [])]))
     return 0
 
 

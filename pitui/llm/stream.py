@@ -13,6 +13,7 @@ usage the provider had already reported).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 from pitui.llm import providers
 from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.models import ModelInfo, in_litellm_table
+from pitui.llm.provider_loop import Batcher, run_on_provider_loop
 from pitui.llm.providers import PI_API, Route, route
 from pitui.llm.request import REASONING_EFFORT, CallOptions, request_kwargs
 from pitui.session.ids import now_ms
@@ -549,17 +551,46 @@ async def stream_reply(
     builder: ReplyBuilder,
     emit: Callable[[StreamEvent], None],
 ) -> None:
-    """Run one streamed call, feeding ``builder``. Provider errors propagate to the caller."""
+    """Run one streamed call, feeding ``builder``. Provider errors propagate to the caller.
+
+    The stream is consumed on the provider loop (:mod:`pitui.llm.provider_loop`): litellm's
+    per-chunk work never holds up the caller's loop, and ``emit`` receives the deltas on the
+    caller's loop, merged per hand-over (adjacent text or thinking joined, a tool call's
+    latest arguments). ``builder`` is fed on the provider loop and read by the caller only
+    after this returns or raises."""
     module = await litellm_ready()  # never imported on the event loop
     ensure_known(info)
     kwargs = request_kwargs(info, messages, tools, options, builder.route)
-    response = await module.acompletion(**kwargs)
+    batch: Batcher[StreamEvent] = Batcher(asyncio.get_running_loop(), emit, merge_events)
+
+    async def consume() -> None:
+        response = await module.acompletion(**kwargs)
+        try:
+            async for chunk in response:
+                builder.feed(chunk, batch.add)
+        except Exception:
+            if builder.usage is None:
+                usage = partial_usage(response)
+                if usage is not None:
+                    builder.take_usage(usage)
+            raise
+
     try:
-        async for chunk in response:
-            builder.feed(chunk, emit)
-    except Exception:
-        if builder.usage is None:
-            usage = partial_usage(response)
-            if usage is not None:
-                builder.take_usage(usage)
-        raise
+        await run_on_provider_loop(consume())
+    finally:
+        batch.drain()
+
+
+def merge_events(previous: StreamEvent, event: StreamEvent) -> StreamEvent | None:
+    """One event for two adjacent ones, or None when both must be kept."""
+    if isinstance(event, TextDelta) and isinstance(previous, TextDelta):
+        return TextDelta(previous.text + event.text)
+    if isinstance(event, ThinkingDelta) and isinstance(previous, ThinkingDelta):
+        return ThinkingDelta(previous.text + event.text)
+    if (
+        isinstance(event, ToolCallDelta)
+        and isinstance(previous, ToolCallDelta)
+        and previous.index == event.index
+    ):
+        return event  # it carries the arguments accumulated so far
+    return None
