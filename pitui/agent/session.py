@@ -37,6 +37,7 @@ from pitui.config.settings import Settings
 
 if TYPE_CHECKING:
     from pitui.agent.extensions import Extensions
+    from pitui.agent.workspace import Workspace
 from pitui.errors import UserError
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
 from pitui.llm.errors import ErrorInfo, assistant_error_kind, classify
@@ -121,9 +122,12 @@ class AgentSession:
         settings: Settings | None = None,
         tools: list[Tool] | None = None,
         extensions: Extensions | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.store = store
         self.extensions = extensions
+        # Checkpoints and approval modes (pitui.agent.workspace): the tools' guard, after_run.
+        self.workspace = workspace
         self.compactor = Compactor(self)
         self._overflow_recovery_attempted = False
         self._invalid_arguments: dict[str, str] = {}
@@ -152,6 +156,8 @@ class AgentSession:
         self._queue: list[str] = []
         self._task: asyncio.Task[RunResult] | None = None
         self._output_dir: Path | None = None
+        if workspace is not None:
+            workspace.attach(self)
 
     # ------------------------------------------------------------------ configuration
 
@@ -299,6 +305,7 @@ class AgentSession:
             await self._loop(result)
         except asyncio.CancelledError:
             result.aborted = True
+            await self._after_run()
             self._emit(RunEnded("aborted"))
             return result
         except SessionError as exc:
@@ -306,8 +313,14 @@ class AgentSession:
             # stops with one sentence; nothing half-written stays (the store guarantees it).
             result.error = ErrorInfo("storage", str(exc))
             self._emit(RunError("storage", str(exc)))
+        await self._after_run()
         self._emit(RunEnded("error" if result.error else "done"))
         return result
+
+    async def _after_run(self) -> None:
+        """The workspace checkpoints what the run left (finishes even if Esc is pressed again)."""
+        if self.workspace is not None:
+            await asyncio.shield(self.workspace.after_run())
 
     def _record_selection(self) -> None:
         projection = self.store.project()
@@ -489,7 +502,8 @@ class AgentSession:
     def _context(self) -> ToolContext:
         if self._output_dir is None:
             self._output_dir = Path(tempfile.mkdtemp(prefix="pitui-output-"))
-        return ToolContext(cwd=self.cwd, output_dir=self._output_dir)
+        guard = self.workspace.guard if self.workspace is not None else None
+        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, guard=guard)
 
     async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
         by_name = {tool.name: tool for tool in self.tools}

@@ -9,7 +9,9 @@ from typing import TextIO
 from pitui.agent.extensions import Extensions
 from pitui.agent.session import AgentSession
 from pitui.agent.trust import is_trusted
-from pitui.config.settings import Settings
+from pitui.agent.workspace import Workspace
+from pitui.checkpoint.settings import WorkspaceSettings, read_workspace_settings
+from pitui.config.settings import Settings, load_settings
 from pitui.session import SessionStore
 
 
@@ -22,19 +24,36 @@ def load_extensions(cwd: str, settings: Settings, err: TextIO | None) -> Extensi
     return extensions
 
 
+def workspace_settings(args: argparse.Namespace, cwd: str, settings: Settings) -> WorkspaceSettings:
+    """Checkpoint and approval settings; an untrusted project cannot loosen approvals."""
+    user_only = None if is_trusted(Path(cwd)) else load_settings(None)
+    return read_workspace_settings(
+        settings, approve=getattr(args, "approve", None), user_only=user_only
+    )
+
+
 def build_agent(
     args: argparse.Namespace,
     store: SessionStore,
     cwd: str,
     settings: Settings,
     err: TextIO | None,
+    *,
+    interactive: bool = False,
 ) -> AgentSession:
+    """The agent for a run; ``interactive``: someone can answer approval questions (the TUI)."""
+    folder = store.cwd or cwd
+    ws_settings = workspace_settings(args, cwd, settings)
+    if err is not None:
+        for warning in ws_settings.warnings:
+            err.write(f"pitui: warning: {warning}\n")
     return AgentSession(
         store,
-        cwd=store.cwd or cwd,
+        cwd=folder,
         model=getattr(args, "model", None),
         api_base=getattr(args, "api_base", None),
         thinking=getattr(args, "thinking", None),
         settings=settings,
         extensions=load_extensions(cwd, settings, err),
+        workspace=Workspace(ws_settings, folder, interactive=interactive),
     )

@@ -7,7 +7,7 @@ import os
 import sys
 
 from pitui.agent.session import AgentSession
-from pitui.cli.agent_setup import build_agent
+from pitui.cli.agent_setup import build_agent, workspace_settings
 from pitui.cli.session_args import open_session, session_folder
 from pitui.config import load_settings
 from pitui.session import SessionStore
@@ -23,9 +23,10 @@ def run_tui(args: argparse.Namespace) -> int:
     store: SessionStore = open_session(args, cwd, settings)
     folder = session_folder(args, cwd, settings)
     warnings = [str(w) for w in store.warnings] + list(settings.warnings)
+    warnings += workspace_settings(args, cwd, settings).warnings
 
     def make_agent(s: SessionStore) -> AgentSession:
-        return build_agent(args, s, cwd, settings, None)
+        return build_agent(args, s, cwd, settings, None, interactive=True)
 
     from pitui.ui.app import PituiApp
 

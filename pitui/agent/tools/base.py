@@ -16,9 +16,10 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +28,16 @@ ContentBlock = dict[str, Any]
 
 @dataclass
 class ToolContext:
-    """Where a tool runs: ``cwd`` resolves relative paths, ``output_dir`` keeps full outputs."""
+    """Where a tool runs: ``cwd`` resolves relative paths, ``output_dir`` keeps full outputs.
+
+    ``guard``, when set, is awaited with the validated arguments just before the tool runs; a
+    result it returns replaces the run (approval modes refuse this way, and the workspace takes
+    its checkpoint there before a change; see :mod:`pitui.agent.workspace`).
+    """
 
     cwd: Path
     output_dir: Path
+    guard: ToolGuard | None = None
 
 
 @dataclass
@@ -69,11 +76,16 @@ class ToolError(Exception):
 
 
 class Tool(ABC):
-    """A tool the model can call. Subclasses set ``name``, ``description`` and ``parameters``."""
+    """A tool the model can call. Subclasses set ``name``, ``description`` and ``parameters``.
+
+    ``read_only`` tools never change files: approval modes let them run and no checkpoint is
+    taken before them.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
+    read_only: ClassVar[bool] = False
 
     def declaration(self) -> dict[str, Any]:
         """The declaration in pi's shape (as in a system message's ``toolsAdded``)."""
@@ -93,6 +105,10 @@ class Tool(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+ToolGuard = Callable[[Tool, dict[str, Any]], Awaitable[ToolResult | None]]
+"""Awaited before a tool runs; returns a result to use instead of running it, or None."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,6 +263,10 @@ async def execute(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
         checked = validate_arguments(tool.parameters, prepared)
     except ArgumentError as exc:
         return ToolResult.error(f"Invalid arguments for the {tool.name} tool: {exc}")
+    if ctx.guard is not None:
+        refusal = await ctx.guard(tool, checked)
+        if refusal is not None:
+            return refusal
     try:
         result = await tool.run(checked, ctx)
     except ToolError as exc:

@@ -1,0 +1,223 @@
+"""Checkpoints and approval modes in real agent runs (scripted server, litellm's code path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from support.llm_server import ScriptedLLMServer, text, tool_call, tool_calls
+
+from pitui.agent.approval import Answer, ApprovalRequest
+from pitui.agent.events import AgentEvent, ApprovalDecided
+from pitui.agent.session import AgentSession
+from pitui.agent.workspace import Workspace
+from pitui.checkpoint.record import CheckpointIndex
+from pitui.checkpoint.settings import read_workspace_settings
+from pitui.config.settings import Settings
+from pitui.session import SessionStore
+from pitui.session.shapes import APPROVAL_TYPE, CHECKPOINT_TYPE
+
+
+def make_agent(
+    tmp_path: Path,
+    llm: ScriptedLLMServer,
+    values: dict[str, Any] | None = None,
+    *,
+    interactive: bool = True,
+    approve: str | None = None,
+) -> AgentSession:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "app.py").write_text("print('v1')\n")
+    settings = Settings(values or {})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    workspace = Workspace(
+        read_workspace_settings(settings, approve=approve),
+        project,
+        interactive=interactive,
+        state_root=tmp_path / "state",
+    )
+    return AgentSession(
+        store,
+        cwd=project,
+        model="openai/test-model",
+        api_base=f"{llm.url}/v1",
+        settings=settings,
+        workspace=workspace,
+    )
+
+
+def customs(agent: AgentSession, custom_type: str) -> list[dict[str, Any]]:
+    out = []
+    for node in agent.store.path_to():
+        entry = agent.store.data(node)
+        if node.type == "custom" and entry.get("customType") == custom_type:
+            out.append(entry)
+    return out
+
+
+async def test_a_run_that_writes_gets_checkpoints_before_and_after(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm)
+    project = agent.cwd
+    llm.script(
+        tool_call("read", {"path": "app.py"}),
+        tool_calls(
+            [
+                ("write", {"path": "new.py", "content": "x = 1\n"}),
+                ("bash", {"command": "rm app.py && echo gone > notes.txt"}),
+            ]
+        ),
+        text("Done."),
+    )
+    result = await agent.prompt("refactor")
+    assert result.ok
+    assert (project / "new.py").exists() and not (project / "app.py").exists()
+    checkpoints = customs(agent, CHECKPOINT_TYPE)
+    assert [c["data"]["reason"] for c in checkpoints] == ["before-change", "after-run"]
+    before, after = checkpoints
+    # The first checkpoint comes after the read, before the write runs.
+    ordered = [n.type if n.type != "message" else str(n.role) for n in agent.store.path_to()]
+    first = ordered.index("custom")
+    assert ordered[first - 3 : first + 2] == [
+        "assistant",
+        "toolResult",
+        "assistant",
+        "custom",
+        "toolResult",
+    ]
+    assert {(c["path"], c["status"]) for c in before["data"]["changes"]} == {("app.py", "A")}
+    # Bash changes are captured too: the whole folder is compared.
+    assert {(c["path"], c["status"]) for c in after["data"]["changes"]} == {
+        ("app.py", "D"),
+        ("new.py", "A"),
+        ("notes.txt", "A"),
+    }
+    assert after["data"]["previous"] == before["id"]
+    assert after["data"]["counts"] == {"added": 2, "modified": 0, "deleted": 1}
+    # The model never sees checkpoint entries.
+    roles = [m["role"] for m in agent.store.project().messages]
+    assert roles[-7:] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "assistant",
+    ]
+    index = CheckpointIndex(agent.store)
+    assert index.run_markers() == {after["parentId"]: 3}
+
+
+async def test_a_run_without_changes_adds_no_checkpoint_after_the_first(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm)
+    llm.script(text("Hi."), text("Hi again."))
+    await agent.prompt("hello")
+    await agent.prompt("again")
+    checkpoints = customs(agent, CHECKPOINT_TYPE)
+    assert len(checkpoints) == 1  # the baseline; the second run found the same files
+    assert checkpoints[0]["data"]["reason"] == "outside"
+
+
+async def test_read_only_mode_refuses_changes_with_a_readable_message(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, approve="read-only")
+    llm.script(tool_call("write", {"path": "x.txt", "content": "no"}), text("Understood."))
+    await agent.prompt("write x")
+    assert not (agent.cwd / "x.txt").exists()
+    results = [m for m in agent.store.project().messages if m["role"] == "toolResult"]
+    assert results[-1]["isError"] is True
+    assert "read-only" in results[-1]["content"][0]["text"]
+    # The model was sent the refusal.
+    sent = llm.requests[-1].messages
+    assert any("read-only" in str(m.get("content")) for m in sent if m.get("role") == "tool")
+    decisions = customs(agent, APPROVAL_TYPE)
+    assert [d["data"]["decision"] for d in decisions] == ["deny"]
+    assert decisions[0]["data"]["by"] == "read-only" and decisions[0]["data"]["tool"] == "write"
+    assert decisions[0]["data"]["toolCallId"] == "call_1"
+
+
+async def test_ask_mode_asks_and_remembers_always_answers(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, {"allow": {"bash": ["echo *"]}}, approve="ask")
+    asked: list[ApprovalRequest] = []
+    answers: list[Answer] = ["no", "prefix", "session"]
+
+    async def asker(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return answers.pop(0)
+
+    assert agent.workspace is not None
+    agent.workspace.set_asker(asker)
+    llm.script(
+        tool_calls(
+            [
+                ("bash", {"command": "echo allowed > a.txt"}),  # redirect: never allow-listed
+                ("bash", {"command": "echo listed"}),
+                ("bash", {"command": "git status --short"}),
+                ("bash", {"command": "git status"}),
+                ("edit", {"path": "app.py", "edits": [{"oldText": "v1", "newText": "v2"}]}),
+                ("write", {"path": "b.txt", "content": "b\n"}),
+            ]
+        ),
+        text("ok"),
+    )
+    await agent.prompt("go")
+    assert [r.subject for r in asked] == ["echo allowed > a.txt", "git status --short", "app.py"]
+    assert asked[1].prefix_rule == "git status*"
+    assert asked[2].preview and any(line.startswith("+print('v2')") for line in asked[2].preview)
+    assert not (agent.cwd / "a.txt").exists()
+    assert (agent.cwd / "app.py").read_text() == "print('v2')\n"
+    assert (agent.cwd / "b.txt").exists()  # covered by "always for file edits this session"
+    data = [d["data"] for d in customs(agent, APPROVAL_TYPE)]
+    assert [(d["tool"], d["decision"], d["by"]) for d in data] == [
+        ("bash", "deny", "user"),
+        ("bash", "allow", "allow-list"),
+        ("bash", "allow", "user"),
+        ("bash", "allow", "grant"),
+        ("edit", "allow", "user"),
+        ("write", "allow", "grant"),
+    ]
+    assert data[2]["grant"] == "prefix" and data[2]["rule"] == "git status*"
+    assert data[4]["grant"] == "session"
+
+
+async def test_ask_mode_without_anyone_to_ask_refuses_and_says_so(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(
+        tmp_path, llm, {"allow": {"bash": ["ls*"]}}, approve="ask", interactive=False
+    )
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(
+        tool_calls([("bash", {"command": "ls"}), ("bash", {"command": "touch y"})]),
+        text("ok"),
+    )
+    await agent.prompt("go")
+    assert not (agent.cwd / "y").exists()
+    refusals = [e for e in events if isinstance(e, ApprovalDecided) and not e.allowed]
+    assert [(e.subject, e.by) for e in refusals] == [("touch y", "no-prompt")]
+    results = [m for m in agent.store.project().messages if m["role"] == "toolResult"]
+    assert results[0]["isError"] is False
+    assert "no one to ask" in results[1]["content"][0]["text"]
+
+
+async def test_untrusted_project_settings_cannot_loosen_approval(tmp_path: Path) -> None:
+    user = Settings({"approval": "ask", "allow": {"bash": ["git *"]}})
+    merged = Settings({"approval": "auto", "allow": {"bash": ["*"]}})
+    settings = read_workspace_settings(merged, user_only=user)
+    assert settings.approval.mode == "ask"
+    assert settings.approval.allow == {"bash": ("git *",)}
+    # A stricter project setting still applies.
+    strict = read_workspace_settings(Settings({"approval": "read-only"}), user_only=user)
+    assert strict.approval.mode == "read-only"
+    # A typo never means auto.
+    typo = read_workspace_settings(Settings({"approval": "asks"}))
+    assert typo.approval.mode == "ask" and typo.warnings
