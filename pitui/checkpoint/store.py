@@ -45,7 +45,6 @@ USUAL_PERMS = frozenset({0o644, 0o755, 0o664, 0o775})
 """Permissions git's executable bit describes well enough; others are kept in the message."""
 CHURN_MIN_SIZE = 256 * 1024
 CHURN_LIMIT = 3
-REFRESH_EVERY = 25
 _REF_SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -164,8 +163,6 @@ class CheckpointStore:
         self.exclude_path = folder / "exclude"
         self.base_exclude_path = folder / "base-exclude"
         self._manifests: dict[str, dict[str, int]] = {}
-        self._captures = 0
-        self.needs_refresh = False
 
     # ------------------------------------------------------------------ opening
 
@@ -240,9 +237,16 @@ class CheckpointStore:
         if excludes_changed:
             write_atomic(self.exclude_path, excludes)
         exclude_from = f"--exclude-from={self.exclude_path}"
-        listing = self.git.run(
-            ["ls-files", "-z", "-t", "-m", "-o", "--exclude-standard", exclude_from]
+        # Tracked files whose stat data changed (content, mode, or only touched: diff-files
+        # lists them all, and re-adding refreshes the stat data), and files not yet tracked.
+        stat_dirty, others = self.git.run_together(
+            [
+                ["diff-files", "-z", "--name-only", "--no-renames"],
+                ["ls-files", "-z", "-o", "--exclude-standard", exclude_from],
+            ]
         )
+        listing = [(True, raw) for raw in stat_dirty.split(b"\0") if raw]
+        listing += [(False, raw) for raw in others.split(b"\0") if raw]
         last = self._last()
         modes = dict(self._manifest(last[0])) if last else {}
         churn = self._load_churn() if settings.skip_binary_churn else {}
@@ -253,11 +257,7 @@ class CheckpointStore:
         untracked = 0
         gitignore_changed = False
         work = os.fsencode(self.project)
-        for item in listing.split(b"\0"):
-            if len(item) < 3:
-                continue
-            tag, raw = item[:1], item[2:]
-            tracked = tag != b"?"
+        for tracked, raw in listing:
             path = os.fsdecode(raw)
             if raw.endswith(b"/"):
                 skipped.append(Skipped(path.rstrip("/"), "a nested git repository (not saved)"))
@@ -329,6 +329,18 @@ class CheckpointStore:
                 modes[path] = perm
             else:
                 modes.pop(path, None)
+        # Files with unusual permissions are few: look at each again, since a change of
+        # permissions alone is seen by git only when it happens a second or more later.
+        seen = {os.fsdecode(raw) for _, raw in listing}
+        for path in [p for p in modes if p not in seen]:
+            try:
+                perm = stat.S_IMODE(os.lstat(self.project / path).st_mode)
+            except OSError:
+                continue
+            if perm in USUAL_PERMS:
+                del modes[path]
+            else:
+                modes[path] = perm
         if update:
             self.git.run(
                 ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
@@ -348,12 +360,6 @@ class CheckpointStore:
                 ["update-index", "--force-remove", "-z", "--stdin"],
                 input=b"\0".join(force_remove) + b"\0",
             )
-        self._captures += 1
-        if self.needs_refresh or self._captures % REFRESH_EVERY == 0:
-            # Files touched without a content change are compared again every time until
-            # the index learns their new stat data.
-            self.git.run(["update-index", "-q", "--refresh"], ok_codes=(0, 1))
-            self.needs_refresh = False
         tree = self.git.run(["write-tree"]).decode().strip()
         if settings.skip_binary_churn and (new_churn or churn):
             self._save_churn(new_churn)
