@@ -331,8 +331,8 @@ class CheckpointStore:
                 modes.pop(path, None)
         # Files with unusual permissions are few: look at each again, since a change of
         # permissions alone is seen by git only when it happens a second or more later.
-        seen = {os.fsdecode(raw) for _, raw in listing}
-        for path in [p for p in modes if p not in seen]:
+        listed = {os.fsdecode(raw) for _, raw in listing}
+        for path in [p for p in modes if p not in listed]:
             try:
                 perm = stat.S_IMODE(os.lstat(self.project / path).st_mode)
             except OSError:
