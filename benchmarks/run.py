@@ -304,11 +304,13 @@ OTHER_BENCHMARKS = {
     "startup": ["startup_bench.py", "--json"],
     "tree_browser": ["tree_browser_bench.py"],
     "tiktoken": ["tiktoken_bench.py"],
+    "checkpoints": ["checkpoint_bench.py"],
 }
 
 
 def run_other_benchmarks(quick: bool) -> dict[str, Any]:
-    """The start-up, tree browser and tiktoken benchmarks, each in its own process."""
+    """The start-up, tree browser, tiktoken and checkpoint benchmarks, each in its own
+    process."""
     out: dict[str, Any] = {}
     for name, command in OTHER_BENCHMARKS.items():
         argv = [sys.executable, str(HERE / command[0]), *command[1:]]

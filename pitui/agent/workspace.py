@@ -27,7 +27,13 @@ from pitui.agent.approval import (
     build_request,
     preview_lines,
 )
-from pitui.agent.events import AgentEvent, ApprovalDecided, CheckpointNote, ToolStart
+from pitui.agent.events import (
+    AgentEvent,
+    ApprovalDecided,
+    CheckpointNote,
+    MessageStart,
+    ToolStart,
+)
 from pitui.agent.tools.base import Tool, ToolResult
 from pitui.checkpoint.diff import FileDiff, diffs
 from pitui.checkpoint.record import CheckpointIndex, CheckpointRef, StateAt, entry_data
@@ -98,6 +104,7 @@ class Workspace:
         self._changed_in_run = False
         self._pre_taken = False
         self._maintenance: asyncio.Future[None] | None = None
+        self._warming: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ wiring
 
@@ -118,6 +125,21 @@ class Workspace:
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ToolStart):
             self._call_id = event.call_id
+        elif isinstance(event, MessageStart) and event.role == "user" and self._warming is None:
+            # While the model thinks about the first prompt, make the store's index: the
+            # first capture of a big folder takes seconds, the next ones a fraction of that.
+            self._warming = asyncio.ensure_future(self.warm_up())
+
+    async def warm_up(self) -> None:
+        """Open the store and capture once (nothing is recorded), so later checkpoints are
+        incremental; safe to call any time."""
+        store = await self.store()
+        if store is None:
+            return
+        try:
+            await asyncio.to_thread(store.capture)
+        except Exception:
+            log.warning("warming up the checkpoint store failed", exc_info=True)
 
     @property
     def session(self) -> SessionStore:
@@ -229,6 +251,8 @@ class Workspace:
         store = await self.store()
         if store is None:
             return None
+        if self._warming is not None and not self._warming.done():
+            await asyncio.shield(self._warming)
         session = self.session
         previous = self.index.previous_for_leaf()
         namespace = session.session_id

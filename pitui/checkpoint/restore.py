@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pitui.checkpoint.git import GitFailed
 from pitui.checkpoint.store import Capture, Change, write_atomic
 from pitui.errors import UserError
 
@@ -155,9 +156,14 @@ def plan_restore(
     ``outside="keep"`` they are left as they are.
     """
     plan = RestorePlan(target=target, pre=pre)
-    if not store.exists(target):
-        raise RestoreRefused("That checkpoint is no longer in the store (it was pruned).")
-    changes = store.changes(pre.commit, target)
+    try:
+        changes = store.changes(pre.commit, target)
+    except GitFailed:
+        if not store.exists(target):
+            raise RestoreRefused(
+                "That checkpoint is no longer in the store (it was pruned)."
+            ) from None
+        raise
     outside_paths: set[str] = set()
     if baseline is not None and store.exists(baseline) and baseline != pre.commit:
         outside_paths = {c.path for c in store.changes(baseline, pre.commit)}

@@ -381,11 +381,16 @@ class CheckpointStore:
         return Capture(commit, tree, modes, tuple(skipped))
 
     def _last(self) -> tuple[str, str] | None:
+        """The last capture ``(commit, tree)``, if it is still in the store."""
         try:
             parts = (self.folder / "last").read_text().split()
         except OSError:
             return None
-        if len(parts) != 2 or not self.exists(parts[0]):
+        if len(parts) != 2 or not re.fullmatch(r"[0-9a-f]{40}", parts[0]):
+            return None
+        try:
+            self._manifest(parts[0])  # reads the commit: fails if it was pruned
+        except GitFailed:
             return None
         return parts[0], parts[1]
 
@@ -524,6 +529,10 @@ class CheckpointStore:
         ns = self.ref_namespace(namespace)
         wanted = [c for c in dict.fromkeys(commits) if re.fullmatch(r"[0-9a-f]{40}", c)]
         if not wanted:
+            return
+        if len(wanted) == 1:
+            # The common case (a capture just made): one command, a no-op if the ref exists.
+            self.git.run(["update-ref", f"refs/pitui/{ns}/{wanted[0]}", wanted[0]])
             return
         have = set(
             self.git.run(["for-each-ref", "--format=%(refname)", f"refs/pitui/{ns}/"])
