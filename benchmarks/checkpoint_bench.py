@@ -35,7 +35,7 @@ from pitui.checkpoint.settings import CheckpointSettings  # noqa: E402
 from pitui.checkpoint.store import CheckpointStore  # noqa: E402
 
 SEED = 7
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
 
 
 def build_repo(folder: Path, files: int) -> list[Path]:

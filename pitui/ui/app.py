@@ -16,6 +16,7 @@ from pitui.session import SessionStore
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
 from pitui.ui.messages import SessionSwitched
+from pitui.ui.workspace_bridge import attach_workspace
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
@@ -59,6 +60,7 @@ class PituiApp(App[int]):
         self.agent: AgentSession | None = agent_factory(store) if agent_factory else None
         self.bridge = StoreBridge(self)
         self.bridge.attach(store, self.agent)
+        self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
 
     # ------------------------------------------------------------------ sessions
 
@@ -68,10 +70,12 @@ class PituiApp(App[int]):
         if self.agent is not None and self.agent.running:
             self.agent.abort()
         self.bridge.detach()
+        self._detach_workspace()  # checkpoints wiring (issue 13)
         old.close()
         self.store = store
         self.agent = self.agent_factory(store) if self.agent_factory else None
         self.bridge.attach(store, self.agent)
+        self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
 
     def on_mount(self) -> None:

@@ -94,7 +94,7 @@ def test_checkpoint_entries_never_reach_the_model_nor_the_default_tree(tmp_path:
 
 
 def test_the_entry_shape_round_trips_through_the_file(tmp_path: Path) -> None:
-    store, ids = build(tmp_path)
+    store, _ = build(tmp_path)
     capture = Capture(
         "d" * 40, "e" * 40, {"secret": 0o600}, (Skipped("big.bin", "larger than 10 MB", 11 << 20),)
     )

@@ -40,6 +40,7 @@ from textual.widgets.option_list import Option
 
 from pitui.session.errors import EntryNotFoundError
 from pitui.text import strip_escapes
+from pitui.ui.widgets.files_tab import FilesTab  # checkpoints wiring (issue 13)
 from pitui.ui.widgets.inspector_views import (
     _KEY,
     CACHE_SIZE,
@@ -280,6 +281,8 @@ class DetailsPane(Widget):
                 yield Static(Content(""), id="compaction-files", markup=False)
                 yield Static(_heading("Summary"), id="compaction-summary-title", markup=False)
                 yield Markdown("", id="compaction-summary", open_links=False)
+            with TabPane("Files", id="tab-files"):  # checkpoints wiring (issue 13)
+                yield FilesTab(id="files-tab")
 
     def on_mount(self) -> None:
         self._set_compaction_visible(False)
@@ -312,7 +315,12 @@ class DetailsPane(Widget):
                 "entry": self._refresh_entry,
                 "context": self._refresh_context,
                 "compaction": self._refresh_compaction,
+                "files": self._refresh_files,  # checkpoints wiring (issue 13)
             }[tab]()
+
+    def _refresh_files(self) -> None:
+        """The Files tab (checkpoints wiring, issue 13): computed in its own worker."""
+        self.query_one(FilesTab).show(self.entry_id)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

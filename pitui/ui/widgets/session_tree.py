@@ -32,6 +32,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from pitui.checkpoint.record import CheckpointIndex  # checkpoints wiring (issue 13)
 from pitui.session.codec import loads
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.flatten import FILTER_MODES
@@ -205,6 +206,8 @@ class SessionTree(ScrollView, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._store = store
+        self._checkpoints = CheckpointIndex(store)  # checkpoints wiring (issue 13)
+        self._markers: dict[str, int] = {}
         self._mode = mode if mode in FILTER_MODES else "default"
         self._query = ""
         self._tokens: list[str] = []
@@ -307,6 +310,7 @@ class SessionTree(ScrollView, can_focus=True):
     def set_store(self, store: SessionStore) -> None:
         """Show another session (the folds and the search are cleared)."""
         self._store = store
+        self._checkpoints = CheckpointIndex(store)  # checkpoints wiring (issue 13)
         self._texts.clear()
         self._search_texts.clear()
         self._folded.clear()
@@ -374,6 +378,7 @@ class SessionTree(ScrollView, can_focus=True):
                 gc.enable()
         self._rows = rows
         self._path_ids = path_ids
+        self._markers = self._checkpoints.run_markers()  # checkpoints wiring (issue 13)
         self._row_of = {row.node.id: i for i, row in enumerate(rows)}
         self._folded &= self._row_of.keys()
         self._leaf_row_id = self._find_leaf_row()
@@ -423,6 +428,9 @@ class SessionTree(ScrollView, can_focus=True):
             node = self._store.node(entry_id)
         except EntryNotFoundError:
             return
+        if node.type == "custom" and node.parent_id is not None:  # checkpoints (issue 13)
+            self._markers = self._checkpoints.run_markers()
+            self._refresh_ids({node.parent_id})
         if node.type == "label":
             target = self._store.data(node).get("targetId")
             if isinstance(target, str):
@@ -669,6 +677,9 @@ class SessionTree(ScrollView, can_focus=True):
                 while start >= 0:
                     text.stylize(styles.match, start, start + len(token))
                     start = lowered.find(token, start + len(token))
+        changed = self._markers.get(node.id)  # checkpoints wiring (issue 13)
+        if changed:
+            append(f"  ✎ {changed} file{'s' if changed != 1 else ''}", styles.label)
         if node.id == self._leaf_row_id:
             append("  ← leaf", styles.leaf)
         if is_cursor:
