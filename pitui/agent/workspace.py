@@ -45,7 +45,7 @@ from pitui.checkpoint.restore import (
     restore,
 )
 from pitui.checkpoint.settings import WorkspaceSettings
-from pitui.checkpoint.store import Capture, CheckpointStore, open_store_or_reason
+from pitui.checkpoint.store import Capture, CheckpointStore, display_path, open_store_or_reason
 from pitui.config.paths import state_dir
 from pitui.session.errors import SessionError
 from pitui.session.shapes import APPROVAL_TYPE, CHECKPOINT_TYPE
@@ -105,6 +105,7 @@ class Workspace:
         self._pre_taken = False
         self._maintenance: asyncio.Future[None] | None = None
         self._warming: asyncio.Future[None] | None = None
+        self._noted: set[str] = set()
 
     # ------------------------------------------------------------------ wiring
 
@@ -264,6 +265,7 @@ class Workspace:
             log.exception("checkpoint failed")
             self._emit(CheckpointNote(f"A file checkpoint failed: {exc}"))
             return None
+        self._note_skipped(capture)
         if same and previous is not None and not force:
             return previous
         data = entry_data(capture, reason, previous, changes, restore_to=restore_to)
@@ -273,6 +275,16 @@ class Workspace:
             self._emit(CheckpointNote(f"A file checkpoint could not be recorded: {exc}"))
             return None
         return self.index.get(entry_id)
+
+    def _note_skipped(self, capture: Capture) -> None:
+        """Say once per file that a checkpoint leaves it out (too large, churning, nested)."""
+        fresh = [s for s in capture.skipped if s.path not in self._noted]
+        if not fresh:
+            return
+        self._noted.update(s.path for s in fresh)
+        shown = "; ".join(f"{display_path(s.path)} ({s.reason})" for s in fresh[:3])
+        more = f" and {len(fresh) - 3} more" if len(fresh) > 3 else ""
+        self._emit(CheckpointNote(f"Not saved in file checkpoints: {shown}{more}."))
 
     @staticmethod
     def _capture_and_compare(

@@ -102,6 +102,13 @@ def display_path(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def size_text(size: int) -> str:
+    """``10 MB``, ``1.5 MB``, ``300 KB``."""
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.3g} MB"
+    return f"{max(1, round(size / 1024))} KB"
+
+
 def store_folder_for(project: Path, root: Path) -> Path:
     real = os.path.realpath(project)
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
@@ -289,8 +296,8 @@ class CheckpointStore:
                 skipped.append(Skipped(path, "not a regular file"))
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > settings.max_file_size:
-                limit = settings.max_file_size / (1024 * 1024)
-                skipped.append(Skipped(path, f"larger than {limit:g} MB", st.st_size))
+                limit = size_text(settings.max_file_size)
+                skipped.append(Skipped(path, f"larger than {limit}", st.st_size))
                 if tracked:
                     force_remove.append(raw)
                 modes.pop(path, None)

@@ -246,3 +246,47 @@ def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
     last = store.project().messages[-1]
     assert last["role"] == "assistant" and last["stopReason"] == "aborted"
     assert last["content"][0]["text"].startswith("a")
+
+
+def test_print_mode_checkpoints_the_run_and_ask_refuses_what_it_cannot_ask(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    """`-p` takes checkpoints like the TUI; with --approve ask it refuses and says so."""
+    sessions = tmp_path / "sessions"
+    (project / "keep.txt").write_text("keep\n")
+    llm.script(
+        tool_call("bash", {"command": "rm keep.txt"}),
+        text("I could not delete it."),
+    )
+    result = run(
+        ["-p", "delete keep.txt", "--approve", "ask", *base_args(llm, sessions)], project, env
+    )
+    assert result.returncode == 0, result.stderr
+    assert (project / "keep.txt").exists()
+    assert (
+        "pitui: refused bash (rm keep.txt): approval mode ask cannot ask in print mode; "
+        "allow it in settings (allow) or pass --approve auto"
+    ) in result.stderr
+    [path] = session_files(sessions)
+    entries = check_schema(path)
+    customs = [e for e in entries if e["type"] == "custom"]
+    assert [e["customType"] for e in customs] == ["pitui.approval", "pitui.checkpoint"]
+    assert customs[0]["data"]["decision"] == "deny"  # type: ignore[index]
+    assert customs[0]["data"]["by"] == "no-prompt"  # type: ignore[index]
+
+    # In auto mode the same command runs, with checkpoints before and after it.
+    llm.script(tool_call("bash", {"command": "rm keep.txt"}), text("Deleted."))
+    again = run(["-p", "delete it", "--continue", *base_args(llm, sessions)], project, env)
+    assert again.returncode == 0, again.stderr
+    assert not (project / "keep.txt").exists()
+    listing = subprocess.run(
+        [sys.executable, "-m", "pitui", "checkpoints", str(path)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listing.returncode == 0, listing.stderr
+    assert "after run       1 file(s): 1 deleted" in listing.stdout
+    assert "      D keep.txt" in listing.stdout

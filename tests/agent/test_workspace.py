@@ -8,7 +8,7 @@ from typing import Any
 from support.llm_server import ScriptedLLMServer, text, tool_call, tool_calls
 
 from pitui.agent.approval import Answer, ApprovalRequest
-from pitui.agent.events import AgentEvent, ApprovalDecided
+from pitui.agent.events import AgentEvent, ApprovalDecided, CheckpointNote
 from pitui.agent.session import AgentSession
 from pitui.agent.workspace import Workspace
 from pitui.checkpoint.record import CheckpointIndex
@@ -221,3 +221,37 @@ async def test_untrusted_project_settings_cannot_loosen_approval(tmp_path: Path)
     # A typo never means auto.
     typo = read_workspace_settings(Settings({"approval": "asks"}))
     assert typo.approval.mode == "ask" and typo.warnings
+
+
+async def test_without_git_the_run_works_and_says_checkpoints_are_off_once(
+    tmp_path: Path, llm: ScriptedLLMServer, monkeypatch: Any
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    agent = make_agent(tmp_path, llm)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(tool_call("write", {"path": "x.txt", "content": "x"}), text("ok"), text("again"))
+    assert (await agent.prompt("write")).ok
+    assert (await agent.prompt("more")).ok
+    assert (agent.cwd / "x.txt").read_text() == "x"
+    notes = [e.message for e in events if isinstance(e, CheckpointNote)]
+    assert notes == ["git is not installed, so file checkpoints are off (install git)."]
+    assert customs(agent, CHECKPOINT_TYPE) == []
+
+
+async def test_files_a_checkpoint_leaves_out_are_said_once(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, {"checkpoint": {"maxFileSizeMB": 0.001}})
+    (agent.cwd / "big.bin").write_bytes(b"x" * 5000)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(tool_call("write", {"path": "y.txt", "content": "y"}), text("ok"), text("ok"))
+    await agent.prompt("one")
+    await agent.prompt("two")
+    notes = [e.message for e in events if isinstance(e, CheckpointNote)]
+    assert notes == ["Not saved in file checkpoints: big.bin (larger than 1 KB)."]
+    after = customs(agent, CHECKPOINT_TYPE)[-1]["data"]
+    assert after["skipped"] == [{"path": "big.bin", "reason": "larger than 1 KB", "size": 5000}]
