@@ -268,6 +268,8 @@ class Workspace:
         self._note_skipped(capture)
         if same and previous is not None and not force:
             return previous
+        if previous is None and reason == "outside":
+            reason = "after-run"  # the first checkpoint of the session, not an outside change
         data = entry_data(capture, reason, previous, changes, restore_to=restore_to)
         try:
             entry_id = session.append_custom(CHECKPOINT_TYPE, data)
@@ -292,7 +294,7 @@ class Workspace:
     ) -> tuple[Capture, bool, list[Any]]:
         capture = store.capture(namespace)
         if previous is None or not store.exists(previous.commit):
-            return capture, False, store.changes(None, capture.commit)
+            return capture, False, []  # the first checkpoint: nothing to compare with
         same = capture.commit == previous.commit or (
             capture.tree == store.tree_of(previous.commit)
             and capture.modes == store.modes(previous.commit)

@@ -20,6 +20,7 @@ from pitui.session.shapes import CHECKPOINT_TYPE, CheckpointData
 from pitui.session.store import SessionStore
 
 MAX_LISTED = 300
+MAX_ENTRY_BYTES = 1_000_000
 READ_ONLY_TOOL_NAMES = frozenset({"read", "ls", "grep", "find"})
 """Tools that never change files: their results do not make a node's files uncertain."""
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -91,6 +92,8 @@ class CheckpointIndex:
     def _consider(self, node: Node) -> None:
         if node.type != "custom" or node.id in self._by_id:
             return
+        if node.data is None and node.length > MAX_ENTRY_BYTES:
+            return  # not one of ours (they stay small); never parse a hostile 50 MB line here
         data = checkpoint_data(self.store.data(node))
         if data is None:
             return

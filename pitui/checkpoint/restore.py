@@ -167,20 +167,23 @@ def plan_restore(
     outside_paths: set[str] = set()
     if baseline is not None and store.exists(baseline) and baseline != pre.commit:
         outside_paths = {c.path for c in store.changes(baseline, pre.commit)}
-    deleted = {c.path for c in changes if c.status == "D"}
+    accepted: list[Change] = []
     for change in changes:
         if not _safe(change.path):
             plan.kept.append(Kept(change.path, "not a safe path"))
-            continue
+        elif change.path in outside_paths and outside == "keep":
+            plan.kept.append(Kept(change.path, "changed outside pitui (kept)"))
+        else:
+            accepted.append(change)
+    # Deletions first: a write may need a deleted file's place (a file becoming a folder).
+    deleted = {c.path for c in accepted if c.status == "D"}
+    for change in accepted:
         if change.status != "D":
             reason = _blocked(store, change, deleted)
             if reason is not None:
                 plan.kept.append(Kept(change.path, reason))
                 continue
         if change.path in outside_paths:
-            if outside == "keep":
-                plan.kept.append(Kept(change.path, "changed outside pitui (kept)"))
-                continue
             plan.outside.append(change.path)
         plan.changes.append(change)
     return plan

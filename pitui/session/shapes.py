@@ -230,10 +230,11 @@ class CheckpointData(TypedDict, total=False):
 
     ``commit``/``tree`` name the state in pitui's checkpoint store for the session's ``cwd``;
     ``changes`` are the files changed since ``previous`` (the checkpoint entry before it on the
-    path, or null), at most a few hundred listed (``more`` counts the rest) and ``counts`` sums
-    them. ``reason``: ``before-change`` (before a run's first write/edit/bash), ``after-run``,
-    ``outside`` (after a run whose tools changed nothing: someone else changed the files), or
-    ``before-restore`` (the files just before a restore to ``restoreTo``). pi ignores it.
+    path, or null for the first, which lists none), at most a few hundred listed (``more``
+    counts the rest) and ``counts`` sums them. ``reason``: ``before-change`` (before a run's
+    first write/edit/bash), ``after-run``, ``outside`` (after a run whose tools changed
+    nothing: someone else changed the files), or ``before-restore`` (the files just before a
+    restore to ``restoreTo``). pi ignores it.
     """
 
     v: int

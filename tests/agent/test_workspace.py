@@ -87,7 +87,7 @@ async def test_a_run_that_writes_gets_checkpoints_before_and_after(
         "custom",
         "toolResult",
     ]
-    assert {(c["path"], c["status"]) for c in before["data"]["changes"]} == {("app.py", "A")}
+    assert before["data"]["changes"] == [] and before["data"]["previous"] is None
     # Bash changes are captured too: the whole folder is compared.
     assert {(c["path"], c["status"]) for c in after["data"]["changes"]} == {
         ("app.py", "D"),
@@ -119,8 +119,16 @@ async def test_a_run_without_changes_adds_no_checkpoint_after_the_first(
     await agent.prompt("hello")
     await agent.prompt("again")
     checkpoints = customs(agent, CHECKPOINT_TYPE)
-    assert len(checkpoints) == 1  # the baseline; the second run found the same files
-    assert checkpoints[0]["data"]["reason"] == "outside"
+    assert len(checkpoints) == 1  # the first one; the second run found the same files
+    assert checkpoints[0]["data"]["reason"] == "after-run"
+    assert checkpoints[0]["data"]["changes"] == [] and checkpoints[0]["data"]["previous"] is None
+    # Someone edits a file between runs: the next run's checkpoint says it was not pitui.
+    llm.script(text("Noted."))
+    (agent.cwd / "app.py").write_text("edited in an editor\n")
+    await agent.prompt("third")
+    last = customs(agent, CHECKPOINT_TYPE)[-1]["data"]
+    assert last["reason"] == "outside"
+    assert last["changes"] == [{"path": "app.py", "status": "M"}]
 
 
 async def test_read_only_mode_refuses_changes_with_a_readable_message(
