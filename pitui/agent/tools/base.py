@@ -264,7 +264,13 @@ async def execute(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
     except ArgumentError as exc:
         return ToolResult.error(f"Invalid arguments for the {tool.name} tool: {exc}")
     if ctx.guard is not None:
-        refusal = await ctx.guard(tool, checked)
+        try:
+            refusal = await ctx.guard(tool, checked)
+        except Exception as exc:  # fail closed: a call nobody could approve does not run
+            log.exception("the guard of tool %s failed", tool.name)
+            return ToolResult.error(
+                f"The {tool.name} call was not run: checking it failed ({type(exc).__name__})."
+            )
         if refusal is not None:
             return refusal
     try:
