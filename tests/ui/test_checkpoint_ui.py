@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fixed_clock
 from support.folders import picture, write
 from support.llm_server import ScriptedLLMServer, text, tool_call
 from textual.app import App, ComposeResult
@@ -36,6 +35,12 @@ from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.session_tree import SessionTree
 
 SIZE = (120, 36)
+
+
+def fixed_clock() -> float:
+    return 1_768_470_000.0  # 2026-01-15T09:40:00Z, as the other UI tests
+
+
 HOSTILE = "[bold]x[/] [x[0]] \x1b[31mred\x1b]52;c;Zm9v\x07"
 
 
@@ -420,3 +425,46 @@ def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Pa
         await pilot.pause()
 
     assert snap_compare(harness, terminal_size=SIZE, run_before=settle)
+
+
+async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    project = tmp_path / "project"
+    write(project, {"a.txt": "a"})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    assert store.path is not None
+    llm.script(text("First answer."), text("Second answer."))
+    merged = Settings({"ui": {"cursorBlink": False}})
+
+    def factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=project,
+            model="openai/test-model",
+            api_base=f"{llm.url}/v1",
+            settings=merged,
+            workspace=Workspace(read_workspace_settings(merged), project),
+        )
+
+    app = PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 1)
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        tree = await open_tree(pilot)
+        user = next(n.id for n in app.store.path_to() if n.role == "user")
+        await go_to(pilot, tree, user)
+        await pilot.press("enter")
+        from pitui.ui.screens.summary_prompt import SummaryPrompt
+
+        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await pilot.press("enter")  # no summary
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        editor = app.screen.query_one(PromptEditor)
+        await wait_for(pilot, lambda: editor.text == "hello")
+        await pilot.press(*" again", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 2)
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        texts = [m for m in app.store.project().messages if m["role"] == "assistant"]
+        assert texts[-1]["content"][0]["text"] == "Second answer."
