@@ -304,17 +304,19 @@ OTHER_BENCHMARKS = {
     "startup": ["startup_bench.py", "--json"],
     "tree_browser": ["tree_browser_bench.py"],
     "tiktoken": ["tiktoken_bench.py"],
+    "cache_cost": ["cache_cost_bench.py"],
+    "export": ["export_bench.py"],
     "checkpoints": ["checkpoint_bench.py"],
 }
 
 
 def run_other_benchmarks(quick: bool) -> dict[str, Any]:
-    """The start-up, tree browser, tiktoken and checkpoint benchmarks, each in its own
-    process."""
+    """The start-up, tree browser, tiktoken, prompt-cache cost, HTML export and checkpoint
+    benchmarks, each in its own process."""
     out: dict[str, Any] = {}
     for name, command in OTHER_BENCHMARKS.items():
         argv = [sys.executable, str(HERE / command[0]), *command[1:]]
-        if quick:
+        if quick and name != "cache_cost":
             argv += ["--runs", "3"]
         result = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
         text = result.stdout.strip()

@@ -28,7 +28,7 @@ from pitui.ui.app import PituiApp
 
 folder = Path(tempfile.mkdtemp())
 store = SessionStore.create(folder / "sessions", str(folder))
-app = PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}), cwd=folder)
+app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), cwd=folder)
 
 async def first_frame(pilot):
     await pilot.pause()

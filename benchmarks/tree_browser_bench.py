@@ -93,7 +93,9 @@ def verdict(values: list[float], target: float) -> str:
 
 async def measure(path: Path, runs: int, keys: int) -> dict[str, Any]:
     store = SessionStore.open(path, read_only=True)
-    app = PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}), clock=lambda: 0.0)
+    app = PituiApp(
+        store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), clock=lambda: 0.0
+    )
     first_frames: list[float] = []
     builds: list[float] = []
     latencies: list[float] = []

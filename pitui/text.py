@@ -1,7 +1,8 @@
 """Pure text helpers every layer may use: JavaScript-compatible string measures (pi counts and
 cuts strings as JavaScript does) and the terminal-text sanitizer.
 
-Nothing here imports another pitui module, Rich, Textual or litellm.
+Nothing here imports another pitui module (but the pure ``pitui.deepjson``), Rich, Textual or
+litellm.
 
 Sanitizing: no untrusted text reaches a terminal with control sequences. :func:`strip_escapes`
 removes every escape sequence and control character (tabs and newlines stay);
@@ -12,9 +13,10 @@ writes, DCS, bells). :func:`terminal_line` is for plain-text command output.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from pitui.deepjson import dumps as deep_dumps
 
 # ----------------------------------------------------------------------------- JavaScript strings
 
@@ -71,11 +73,7 @@ def js_stringify(value: Any) -> str:
     """``JSON.stringify`` for plain JSON data (compact, non-ASCII kept, integral floats as ints)."""
     if value is None:
         return "null"
-    try:
-        return json.dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
-    except RecursionError:
-        # Absurdly deep data (a hostile session): a bounded stand-in, never a crash.
-        return '"[nested too deeply]"'
+    return deep_dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
 
 
 # ----------------------------------------------------------------------------- terminal text
@@ -94,16 +92,22 @@ _STRAY_ESC = re.compile(r"\x1b(?!\[[0-9;:]*m)")
 # Control characters except tab and newline (and except ESC, for the SGR-keeping variant).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _CONTROLS_BUT_ESC = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
-# Line and paragraph separators, and the bidirectional overrides that can disguise a line.
-_UNICODE_BREAKS = re.compile("[\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Bidirectional embeddings, overrides and isolates: they can make a line read as something
+# else (terminals with BiDi support reorder text around them).
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# Anything the sanitizers would change (their fast path: most text has none of these).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # An escape sequence that may still be incomplete at the end of a streamed chunk.
 _OPEN_TAIL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[PX^_][^\x1b]*|[ -/]*)?$")
 MAX_HELD = 512
 
 
 def _carriage_returns(text: str) -> str:
-    """``\\r\\n`` is a newline; a lone ``\\r`` (progress bars) keeps what was written last."""
+    """``\\r\\n`` is a newline; a lone ``\\r`` (progress bars) keeps what was written last.
+    Unicode line and paragraph separators are newlines too."""
     text = text.replace("\r\n", "\n")
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "\n").replace("\u2029", "\n")
     if "\r" not in text:
         return text
     lines = []
@@ -116,8 +120,11 @@ def _carriage_returns(text: str) -> str:
 
 
 def strip_escapes(text: str) -> str:
-    """Remove every escape sequence and control character (tabs and newlines stay)."""
-    return _CONTROLS.sub("", _ANY_ESCAPE.sub("", _carriage_returns(text)))
+    """Remove every escape sequence, control character and bidi control (tabs and newlines
+    stay). Text with none of them is returned as it is (the common case, and fast)."""
+    if _UNSAFE.search(text) is None:
+        return text
+    return _BIDI.sub("", _CONTROLS.sub("", _ANY_ESCAPE.sub("", _carriage_returns(text))))
 
 
 def keep_sgr_only(text: str) -> str:
@@ -131,14 +138,14 @@ def keep_sgr_only(text: str) -> str:
         return match.group(0) if _SGR.fullmatch(match.group(0)) else ""
 
     cleaned = _ANY_ESCAPE.sub(keep, _carriage_returns(text))
-    cleaned = _CONTROLS_BUT_ESC.sub("", cleaned)
+    cleaned = _BIDI.sub("", _CONTROLS_BUT_ESC.sub("", cleaned))
     return _STRAY_ESC.sub("", cleaned)
 
 
 def terminal_text(text: str) -> str:
     """Untrusted text for plain terminal output (CLI text mode, stderr notes): no escape
-    sequences, no control characters but tab and newline, no bidi overrides."""
-    return _UNICODE_BREAKS.sub("", strip_escapes(text))
+    sequences, no control characters but tab and newline, no bidi controls."""
+    return strip_escapes(text)
 
 
 def terminal_line(text: str) -> str:

@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fixtures import FIXTURES_DIR
 
 from pitui.session import SessionStore
-
-# tests/conftest.py -> the repo (parents[1]) -> its parent, which holds shared/fixtures.
-FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 WriteSession = Callable[..., Path]
 OpenSession = Callable[..., SessionStore]
@@ -20,9 +18,7 @@ OpenSession = Callable[..., SessionStore]
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The real pi session files shared by the project (``/work/shared/fixtures``)."""
-    if not FIXTURES_DIR.is_dir():
-        pytest.skip(f"shared session fixtures not found at {FIXTURES_DIR}")
+    """The real pi session files in ``tests/fixtures/`` (see its README)."""
     return FIXTURES_DIR
 
 
@@ -117,3 +113,138 @@ def _isolated_user_dirs(
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(base / name.lower()))
     monkeypatch.delenv("PITUI_SESSION_DIR", raising=False)
+
+
+# --- Local provider servers (see tests/support/providers/) -----------------------------------
+
+from support.providers.anthropic import API_KEY as ANTHROPIC_TEST_KEY  # noqa: E402
+from support.providers.anthropic import AnthropicServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def anthropic_server() -> Iterator[AnthropicServer]:
+    """One local Anthropic Messages server for the whole run (use ``claude``)."""
+    server = AnthropicServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def claude(
+    anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[AnthropicServer]:
+    """The shared Anthropic server, reset, with ``ANTHROPIC_API_KEY`` set to its key."""
+    anthropic_server.reset()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_TEST_KEY)
+    yield anthropic_server
+    if anthropic_server.unscripted and anthropic_server.fail_on_unscripted:
+        pytest.fail(
+            f"the Anthropic server got {len(anthropic_server.unscripted)} unscripted request(s)"
+        )
+
+
+from support.providers.openai_responses import API_KEY as OPENAI_TEST_KEY  # noqa: E402
+from support.providers.openai_responses import ResponsesServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def responses_server() -> Iterator[ResponsesServer]:
+    """One local OpenAI Responses server for the whole run (use ``responses``)."""
+    server = ResponsesServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def responses(
+    responses_server: ResponsesServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ResponsesServer]:
+    """The shared Responses server, reset, with ``OPENAI_API_KEY`` set to its key."""
+    responses_server.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_TEST_KEY)
+    yield responses_server
+    if responses_server.unscripted and responses_server.fail_on_unscripted:
+        pytest.fail(
+            f"the Responses server got {len(responses_server.unscripted)} unscripted request(s)"
+        )
+
+
+from support.providers.gemini import API_KEY as GEMINI_TEST_KEY  # noqa: E402
+from support.providers.gemini import GeminiServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def gemini_server() -> Iterator[GeminiServer]:
+    """One local Gemini API server for the whole run (use ``gemini``)."""
+    server = GeminiServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gemini(gemini_server: GeminiServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiServer]:
+    """The shared Gemini server, reset, with ``GEMINI_API_KEY`` set to its key."""
+    gemini_server.reset()
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_TEST_KEY)
+    yield gemini_server
+    if gemini_server.unscripted and gemini_server.fail_on_unscripted:
+        pytest.fail(f"the Gemini server got {len(gemini_server.unscripted)} unscripted request(s)")
+
+
+from support.providers.ollama import OllamaServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def ollama_server() -> Iterator[OllamaServer]:
+    """One local Ollama server for the whole run (use ``ollama``)."""
+    server = OllamaServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def ollama(ollama_server: OllamaServer) -> Iterator[OllamaServer]:
+    """The shared Ollama server, reset (and the windows it reported forgotten)."""
+    from pitui.llm.local_models import forget_served_windows
+
+    ollama_server.reset()
+    forget_served_windows()
+    yield ollama_server
+    if ollama_server.unscripted and ollama_server.fail_on_unscripted:
+        pytest.fail(f"the Ollama server got {len(ollama_server.unscripted)} unscripted request(s)")
+
+
+from support.providers.openrouter import API_KEY as OPENROUTER_TEST_KEY  # noqa: E402
+from support.providers.openrouter import OpenRouterServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def openrouter_server() -> Iterator[OpenRouterServer]:
+    """One local OpenRouter for the whole run (use ``openrouter``)."""
+    server = OpenRouterServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def openrouter(
+    openrouter_server: OpenRouterServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[OpenRouterServer]:
+    """The shared OpenRouter server, reset, with ``OPENROUTER_API_KEY`` set to its key."""
+    openrouter_server.reset()
+    monkeypatch.setenv("OPENROUTER_API_KEY", OPENROUTER_TEST_KEY)
+    yield openrouter_server
+    if openrouter_server.unscripted and openrouter_server.fail_on_unscripted:
+        pytest.fail(
+            f"the OpenRouter server got {len(openrouter_server.unscripted)} unscripted request(s)"
+        )

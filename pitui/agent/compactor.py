@@ -27,6 +27,7 @@ from pitui.compaction.settings import (
     should_compact,
 )
 from pitui.errors import UserError
+from pitui.llm.keys import key_variable
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
@@ -67,16 +68,20 @@ class Compactor:
         ref = self.agent.model_ref
         try:
             base = resolve_settings(
-                self.agent.settings.get("compaction"), ref.litellm_name if ref else None
+                self.agent.settings.compaction.section(), ref.litellm_name if ref else None
             )
         except SettingsError as exc:
             raise CompactionFailed(str(exc)) from None
         return base.for_window(self.context_window)
 
+    def enabled(self) -> bool:
+        """Automatic compaction is on (``compaction.enabled``; manual ``/compact`` always runs)."""
+        return self.agent.settings.compaction.enabled
+
     def estimator(self) -> Estimator:
         ref = self.agent.model_ref
-        name = self.agent.settings.get("compaction.estimator")
-        return get_estimator(name if isinstance(name, str) else None, str(ref) if ref else None)
+        name = self.agent.settings.compaction.estimator
+        return get_estimator(name, str(ref) if ref else None)
 
     def context_tokens(self) -> int:
         store = self.agent.store
@@ -96,9 +101,12 @@ class Compactor:
         info = agent.model_info
         if info is None:
             raise CompactionFailed("No model is configured to write the summary.")
+        ref = agent.model_ref
         return Summarizer(
             info,
-            agent.call_options(),
+            agent.call_options(cache=False),  # pi sends summaries without cache breakpoints
+            agent.route,
+            key_variable(ref) if ref is not None else None,
             max_retries=agent.retry.max_retries if agent.retry.enabled else 0,
             delay=agent.retry.delay,
         )

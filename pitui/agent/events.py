@@ -49,8 +49,15 @@ class RetryScheduled:
 
 @dataclass(frozen=True)
 class RunError:
-    kind: str  # "overflow" | "retryable" | "auth" | "model" | "other" | "config"
+    kind: str  # "overflow" | "retryable" | "auth" | "model" | "refused" | "other" | "config"
     message: str
+
+
+@dataclass(frozen=True)
+class ReplyTruncated:
+    """The reply stopped at the model's output limit (``stopReason: "length"``)."""
+
+    output_tokens: int
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,7 @@ AgentEvent = (
     | ToolEnd
     | RetryScheduled
     | RunError
+    | ReplyTruncated
     | CompactionStart
     | CompactionEnd
     | ApprovalDecided

@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from pitui.compaction.prepare import CompactionPreparation
 from pitui.config.paths import config_dir
-from pitui.config.settings import Settings, _read
+from pitui.config.settings import Settings, read_settings_file
 
 log = logging.getLogger(__name__)
 
@@ -227,11 +227,14 @@ class Extensions:
         project_folder = cwd / PROJECT_DIR
         project_file = project_folder / "settings.json"
         ignored: list[str] = []  # load_settings already reported unreadable files
-        user_specs = _extension_list(_read(user_file, ignored), str(user_file), warnings)
-        project_specs = _extension_list(_read(project_file, ignored), str(project_file), warnings)
-        merged = settings.get("extensions")
-        if isinstance(merged, list):
-            given = [s.strip() for s in merged if isinstance(s, str) and s.strip()]
+        user_specs = _extension_list(
+            read_settings_file(user_file, ignored), str(user_file), warnings
+        )
+        project_specs = _extension_list(
+            read_settings_file(project_file, ignored), str(project_file), warnings
+        )
+        given = [s.strip() for s in settings.extensions if s.strip()]
+        if given:
             user_specs += [s for s in given if s not in user_specs and s not in project_specs]
 
         sources = [_Source(s, config_dir(), str(user_file)) for s in user_specs]

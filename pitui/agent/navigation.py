@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from pitui.session.store import SessionStore
 
 DEFAULT_WINDOW = 128000
-DEFAULT_BRANCH_RESERVE = 16384
 
 
 class NavigationError(UserError):
@@ -93,8 +92,8 @@ async def navigate(
             raise NavigationError(f"Cannot summarize the branch: {agent.problem()}")
         info = agent.model_info
         assert info is not None
-        reserve = agent.settings.get("branchSummary.reserveTokens", DEFAULT_BRANCH_RESERVE)
-        budget = (info.context_window or DEFAULT_WINDOW) - int(reserve)
+        reserve = agent.settings.branch_summary.reserve_tokens
+        budget = (info.context_window or DEFAULT_WINDOW) - reserve
         prep = prepare_branch_entries(store, branch.entries, budget)
         try:
             result = await agent.compactor.summarizer().branch_summary(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pitui.agent.events import (
     MessageDelta,
     MessageEnd,
     MessageStart,
+    ReplyTruncated,
     RetryScheduled,
     RunEnded,
     RunError,
@@ -31,18 +33,29 @@ from pitui.agent.events import (
 )
 from pitui.agent.navigation import NavigateResult, navigate
 from pitui.agent.system_prompt import build_sections, system_patch
-from pitui.agent.tools import ToolContext, ToolResult, default_tools, execute
+from pitui.agent.tools import (
+    ToolContext,
+    ToolResult,
+    default_tools,
+    execute,
+    kill_running_commands,
+)
 from pitui.agent.tools.base import Tool
+from pitui.agent.tools.environment import pass_env_names, tool_environment
 from pitui.config.settings import Settings
-
-if TYPE_CHECKING:
-    from pitui.agent.extensions import Extensions
-    from pitui.agent.workspace import Workspace
 from pitui.errors import UserError
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
 from pitui.llm.errors import ErrorInfo, assistant_error_kind, classify
-from pitui.llm.keys import KEYLESS, check_key
-from pitui.llm.models import ModelInfo, ModelRef, default_model_name, model_info
+from pitui.llm.keys import KEYLESS, check_key, key_variable
+from pitui.llm.local_models import served_context_window
+from pitui.llm.models import (
+    ModelInfo,
+    ModelRef,
+    default_model_name,
+    model_info,
+    model_settings,
+)
+from pitui.llm.providers import OLLAMA, Route, route
 from pitui.llm.stream import (
     CallOptions,
     ReplyBuilder,
@@ -53,7 +66,13 @@ from pitui.llm.stream import (
 )
 from pitui.session.errors import SessionError
 from pitui.session.ids import now_ms
+from pitui.session.shapes import tool_calls
 from pitui.session.store import SessionStore
+
+if TYPE_CHECKING:
+    from pitui.agent.extensions import Extensions
+    from pitui.agent.workspace import Workspace
+
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
 CANCELLED_TOOL = "Cancelled by the user before it finished."
@@ -76,15 +95,12 @@ class RetrySettings:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RetrySettings:
-        def number(key: str, default: float) -> float:
-            value = settings.get(key)
-            return float(value) if isinstance(value, int | float) else default
-
+        retry = settings.retry
         return cls(
-            enabled=settings.get("retry.enabled", True) is not False,
-            max_retries=int(number("retry.maxRetries", 3)),
-            base_delay=number("retry.baseDelayMs", 2000) / 1000,
-            max_delay=number("retry.maxDelayMs", 60000) / 1000,
+            enabled=retry.enabled,
+            max_retries=retry.max_retries,
+            base_delay=retry.base_delay_ms / 1000,
+            max_delay=retry.max_delay_ms / 1000,
         )
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
@@ -133,7 +149,6 @@ class AgentSession:
         self._invalid_arguments: dict[str, str] = {}
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".").resolve()
-        self.api_base = api_base
         self.tools = tools if tools is not None else default_tools()
         self.retry = RetrySettings.from_settings(self.settings)
         projection = store.project()
@@ -144,14 +159,16 @@ class AgentSession:
             else None
         )
         self.model_name: str | None = (
-            model or recorded_name or default_model_name(self.settings.get("defaultModel"))
+            model or recorded_name or default_model_name(self.settings.default_model)
         )
         level = thinking or (
             projection.thinking_level
             if projection.messages
-            else self.settings.get("defaultThinkingLevel", "off")
+            else self.settings.default_thinking_level
         )
         self.thinking: str = level if level in THINKING_LEVELS else "off"
+        # The API base belongs to a model: --api-base to the model it came with.
+        self._given_api_base = (self.model_name, api_base) if api_base else None
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._queue: list[str] = []
         self._task: asyncio.Task[RunResult] | None = None
@@ -168,7 +185,41 @@ class AgentSession:
     @property
     def model_info(self) -> ModelInfo | None:
         ref = self.model_ref
-        return model_info(ref, self.settings.get("models")) if ref else None
+        return model_info(ref, self.settings.models_section()) if ref else None
+
+    def model_settings(self, name: str | None = None) -> dict[str, Any]:
+        """The ``models[...]`` settings of ``name`` (default: the current model).
+
+        Keys read here and by :func:`pitui.llm.models.model_info`: ``apiBase``,
+        ``contextWindow``, ``maxOutput``/``maxTokens``, ``reasoning``, ``inputCost``,
+        ``outputCost``, ``cacheReadCost``, ``cacheWriteCost``.
+        """
+        name = name or self.model_name
+        return model_settings(ModelRef.parse(name), self.settings.models_section()) if name else {}
+
+    def api_base_for(self, name: str | None) -> str | None:
+        """Where ``name`` is served: the ``--api-base`` given with it, else its ``apiBase``
+        setting, else the provider's own endpoint (None). Never another model's."""
+        if name is None:
+            return None
+        given = self._given_api_base
+        if given is not None and given[0] is not None and self._same_model(given[0], name):
+            return given[1]
+        configured = self.model_settings(name).get("apiBase")
+        return configured.strip() if isinstance(configured, str) and configured.strip() else None
+
+    @staticmethod
+    def _same_model(a: str, b: str) -> bool:
+        return bool(set(ModelRef.parse(a).names) & set(ModelRef.parse(b).names))
+
+    @property
+    def api_base(self) -> str | None:
+        return self.api_base_for(self.model_name)
+
+    @property
+    def route(self) -> Route | None:
+        info = self.model_info
+        return route(info, self.api_base) if info is not None else None
 
     def problem(self) -> str | None:
         """Why a request cannot be made now (one sentence), or None."""
@@ -191,10 +242,15 @@ class AgentSession:
         return f"{info.ref} is unknown to litellm: choose a model with --model or /model."
 
     def set_model(self, name: str) -> None:
-        """Switch model; recorded as a ``model_change`` entry."""
+        """Switch model; recorded as a ``model_change`` entry (pi's provider names)."""
         ref = ModelRef.parse(name)
+        if self._given_api_base is not None and self._given_api_base[0] is None:
+            # pitui --api-base URL without a model: the first model chosen is served there.
+            self._given_api_base = (ref.litellm_name, self._given_api_base[1])
         self.model_name = ref.litellm_name
-        self.store.append_model_change(ref.provider, ref.model_id)
+        target = self.route
+        assert target is not None
+        self.store.append_model_change(target.provider, target.model_id)
 
     def set_thinking(self, level: str) -> None:
         """Change the thinking level; recorded only when it actually changes."""
@@ -216,10 +272,31 @@ class AgentSession:
 
     _emit = emit
 
-    def call_options(self) -> CallOptions:
+    def call_options(self, *, cache: bool = True) -> CallOptions:
         ref = self.model_ref
-        key = check_key(ref, self.api_base).api_key if ref is not None else None
-        return CallOptions(api_base=self.api_base, api_key=key, thinking=self.thinking)
+        base = self.api_base
+        key = check_key(ref, base).api_key if ref is not None else None
+        return CallOptions(
+            api_base=base,
+            api_key=key,
+            thinking=self.thinking,
+            cache=cache,
+            num_ctx=self._num_ctx(),
+        )
+
+    def _num_ctx(self) -> int | None:
+        """Ollama's context size: the configured window, else what the server reported."""
+        target, info = self.route, self.model_info
+        if target is None or info is None or target.family != OLLAMA:
+            return None
+        return info.context_window
+
+    async def _learn_context_window(self) -> None:
+        """Ask a local Ollama server for the model's window once (when nothing set it)."""
+        target, info = self.route, self.model_info
+        if target is None or info is None or target.family != OLLAMA or info.context_window:
+            return
+        await served_context_window(info.ref, self.api_base)
 
     # ------------------------------------------------------------------ running
 
@@ -235,6 +312,23 @@ class AgentSession:
         """Stop the running reply and tools; the partial reply is stored as ``aborted``."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    async def stop(self, timeout: float = 0.8) -> bool:
+        """Abort and wait (at most ``timeout`` seconds) until the run has stored what it had:
+        the partial reply as ``aborted``, a cancelled result for a running tool. Commands that
+        ignore SIGTERM get SIGKILL halfway. True when the run ended in time.
+
+        The path every way of leaving pitui takes (Ctrl+Q, SIGTERM, SIGHUP, a closed terminal).
+        """
+        task = self._task
+        if task is None or task.done():
+            return True
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=timeout / 2)
+        if not done:
+            kill_running_commands()
+            done, _ = await asyncio.wait({task}, timeout=timeout / 2)
+        return bool(done)
 
     async def prompt(self, text: str, images: list[dict[str, Any]] | None = None) -> RunResult:
         """Run the agent on a new user message until the model stops (or fails, or is aborted)."""
@@ -324,11 +418,11 @@ class AgentSession:
 
     def _record_selection(self) -> None:
         projection = self.store.project()
-        ref = self.model_ref
-        assert ref is not None
-        wanted = {"provider": ref.provider, "modelId": ref.model_id}
+        target = self.route
+        assert target is not None
+        wanted = {"provider": target.provider, "modelId": target.model_id}
         if projection.model != wanted or not projection.messages:
-            self.store.append_model_change(ref.provider, ref.model_id)
+            self.store.append_model_change(target.provider, target.model_id)
         if projection.thinking_level != self.thinking or not projection.messages:
             self.store.append_thinking_level_change(self.thinking)
 
@@ -356,7 +450,7 @@ class AgentSession:
             reply = await self._request(result)
             if reply is None:
                 return
-            calls = [b for b in reply.get("content", []) if b.get("type") == "toolCall"]
+            calls = tool_calls(reply)
             if calls and reply.get("stopReason") == "toolUse":
                 await self._run_tools(calls, result)
                 self._deliver_queue(result)
@@ -373,17 +467,17 @@ class AgentSession:
 
     async def _request(self, result: RunResult) -> dict[str, Any] | None:
         """One assistant reply, with retries for transient errors. None when the run must stop."""
-        info = self.model_info
-        ref = self.model_ref
-        assert info is not None and ref is not None
-        key = check_key(ref, self.api_base)
-        options = CallOptions(api_base=self.api_base, api_key=key.api_key, thinking=self.thinking)
+        await self._learn_context_window()
+        info, ref, target = self.model_info, self.model_ref, self.route
+        assert info is not None and ref is not None and target is not None
+        options = self.call_options()
+        variable = key_variable(ref)
         attempt = 0
         while True:
             projection = self.store.project()
-            messages = to_litellm_messages(projection.messages, ref.provider)
+            messages = to_litellm_messages(projection.messages, target)
             tools = to_litellm_tools(projection.tools)
-            builder = ReplyBuilder(info)
+            builder = ReplyBuilder(info, target)
             self._emit(MessageStart("assistant"))
             try:
                 await stream_reply(info, messages, tools, options, builder, self._on_stream)
@@ -391,7 +485,7 @@ class AgentSession:
                 self._store_reply(builder.message("aborted"), result)
                 raise
             except Exception as exc:
-                error = classify(exc)
+                error = classify(exc, variable)
                 failed_id = self._store_reply(builder.message("error", error.message), result)
                 if error.kind == "overflow":
                     if await self._recover_overflow(failed_id, error, result):
@@ -419,14 +513,23 @@ class AgentSession:
             message = builder.message()
             entry_id = self._store_reply(message, result)
             self._invalid_arguments = builder.invalid_arguments
-            if self._is_recoverable_length(message):
+            if self._is_length_overflow(message):
                 error = ErrorInfo("overflow", "The reply stopped early: the context is full.")
                 if await self._recover_overflow(entry_id, error, result):
                     continue
                 return None
-            if message["stopReason"] != "length":
+            if message["stopReason"] == "length":
+                output = (message.get("usage") or {}).get("output", 0)
+                self._emit(ReplyTruncated(int(output) if isinstance(output, int) else 0))
+            elif message["stopReason"] == "error":
+                # A refusal or a safety stop: stored as pi stores it, the run ends.
+                error = ErrorInfo("refused", str(message.get("errorMessage") or "error"))
+                result.error = error
+                self._emit(RunError(error.kind, error.message))
+                return None
+            else:
                 self._overflow_recovery_attempted = False
-            if self._is_silent_overflow(message):
+            if self._is_silent_overflow(message) and self.compactor.enabled():
                 # The user already has this answer: compact without retrying.
                 with contextlib.suppress(CompactionFailed):
                     await self.compactor.compact("overflow")
@@ -441,14 +544,12 @@ class AgentSession:
         with contextlib.suppress(CompactionFailed):
             await self.compactor.compact("threshold")
 
-    def _is_recoverable_length(self, message: dict[str, Any]) -> bool:
-        info = self.model_info
-        if message.get("stopReason") != "length" or info is None or not info.max_output:
+    def _is_length_overflow(self, message: dict[str, Any]) -> bool:
+        """A ``length`` stop that is really a full context (pi 1.6's rule: nothing was
+        produced and the input filled the window). An ordinary one hit the output limit."""
+        if message.get("stopReason") != "length":
             return False
-        if any(b.get("type") == "toolCall" for b in message.get("content", [])):
-            return False
-        output = (message.get("usage") or {}).get("output", 0)
-        return bool(output < info.max_output)
+        return assistant_error_kind(message, self.compactor.context_window) == "overflow"
 
     def _is_silent_overflow(self, message: dict[str, Any]) -> bool:
         window = self.compactor.context_window
@@ -460,7 +561,16 @@ class AgentSession:
     async def _recover_overflow(self, failed_id: str, error: ErrorInfo, result: RunResult) -> bool:
         """Hide the failed attempt, compact, and retry once (pi 1.6). False: stop the run."""
         advice = "reduce the input or switch to a model with a larger context window"
-        if self._overflow_recovery_attempted:
+        if not self.compactor.enabled():
+            # compaction.enabled false is a hard off switch (pi): no edit, no compaction.
+            final = ErrorInfo(
+                "overflow",
+                "The context is full and automatic compaction is off (compaction.enabled is "
+                "false): compact it yourself (/compact or pitui compact), turn compaction on, "
+                "or continue from an earlier point of the tree.",
+                status=error.status,
+            )
+        elif self._overflow_recovery_attempted:
             final = ErrorInfo(
                 "overflow",
                 f"The context is still too large after compacting once: {advice}.",
@@ -503,7 +613,8 @@ class AgentSession:
         if self._output_dir is None:
             self._output_dir = Path(tempfile.mkdtemp(prefix="pitui-output-"))
         guard = self.workspace.guard if self.workspace is not None else None
-        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, guard=guard)
+        env = tool_environment(os.environ, pass_env_names(self.settings))
+        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, env=env, guard=guard)
 
     async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
         by_name = {tool.name: tool for tool in self.tools}

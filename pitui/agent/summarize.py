@@ -19,6 +19,7 @@ from pitui.compaction.serialize import serialize_conversation
 from pitui.errors import UserError
 from pitui.llm.errors import classify
 from pitui.llm.models import ModelInfo
+from pitui.llm.providers import Route, route
 from pitui.llm.stream import CallOptions, ReplyBuilder, stream_reply
 
 
@@ -51,6 +52,8 @@ class Summarizer:
 
     info: ModelInfo
     options: CallOptions
+    target: Route | None = None
+    key_variable: str | None = None
     max_retries: int = 3
     delay: Callable[[int, float | None], float] = lambda attempt, retry_after: 2.0**attempt
     on_retry: Callable[[int, float, str], None] | None = None
@@ -62,13 +65,14 @@ class Summarizer:
         ]
         attempt = 0
         while True:
-            builder = ReplyBuilder(self.info)
+            target = self.target or route(self.info, self.options.api_base)
+            builder = ReplyBuilder(self.info, target)
             try:
                 await stream_reply(self.info, messages, [], self.options, builder, lambda e: None)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                error = classify(exc)
+                error = classify(exc, self.key_variable)
                 if error.kind == "retryable" and attempt < self.max_retries:
                     attempt += 1
                     wait = self.delay(attempt, error.retry_after)

@@ -9,12 +9,12 @@ import sys
 from collections.abc import Sequence
 
 from pitui import __version__
-from pitui.cli.errors import CliError
-from pitui.session.errors import SessionError
+from pitui.cli.output import note
+from pitui.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pitui.cli import checkpoint_cmds, compact_cmd, inspect_cmds, trust_cmd
+    from pitui.cli import checkpoint_cmds, compact_cmd, inspect_cmds, report_cmds, trust_cmd
     from pitui.cli.session_args import add_session_options
 
     parser = argparse.ArgumentParser(
@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     inspect_cmds.register(sub)
+    report_cmds.register(sub)
     compact_cmd.register(sub)
     trust_cmd.register(sub)
     checkpoint_cmds.register(sub)
@@ -67,8 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code.
 
-    Run as a program (``argv`` None), an inspection command leaves with ``os._exit`` once its
-    output is flushed: tearing down 200k entries would only add a tenth of a second.
+    Run as a program (``argv`` None), the TUI, print mode and the inspection commands leave with
+    ``os._exit`` once their output is flushed and the session closed: the interpreter's final
+    garbage collection of litellm's and Textual's objects takes seconds on a busy machine, and a
+    SIGTERM must end pitui within a second. Commands the bash tool started are stopped first
+    (``os._exit`` skips ``atexit``).
     """
     for stream in (sys.stdout, sys.stderr):
         # Session text can hold lone surrogates or odd bytes: never crash while printing it.
@@ -76,8 +80,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
     code = _main(argv)
     if argv is None and _FAST_EXIT:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        bash = sys.modules.get("pitui.agent.tools.bash")
+        if bash is not None:
+            bash.kill_running_commands()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
         os._exit(code)
     return code
 
@@ -88,13 +96,16 @@ _FAST_EXIT: list[bool] = []
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        _FAST_EXIT.append(True)  # the TUI and print mode (see main)
     if args.command is None and args.print_prompt is None:
         from pitui.cli.tui import run_tui
 
+        _FAST_EXIT.append(True)  # the app closes and flushes the session before it returns
         try:
             return run_tui(args)
-        except (CliError, SessionError) as exc:
-            print(f"pitui: {exc}", file=sys.stderr)
+        except UserError as exc:
+            note(str(exc))
             return 2
     if getattr(args, "fast_exit", False):
         _FAST_EXIT.append(True)
@@ -105,8 +116,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return run_print(args)
         code: int = args.handler(args)
         return code
-    except (CliError, SessionError) as exc:
-        print(f"pitui: {exc}", file=sys.stderr)
+    except UserError as exc:
+        note(str(exc))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -118,7 +129,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         log = _log_internal_error(exc)
         where = f"; details in {log}" if log else ""
-        print(f"pitui: internal error ({type(exc).__name__}: {exc}){where}", file=sys.stderr)
+        note(f"internal error ({type(exc).__name__}: {exc}){where}")
         return 1
 
 

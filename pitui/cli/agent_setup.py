@@ -11,6 +11,7 @@ from pitui.agent.session import AgentSession
 from pitui.agent.trust import is_trusted
 from pitui.agent.workspace import Workspace
 from pitui.checkpoint.settings import WorkspaceSettings, read_workspace_settings
+from pitui.cli.output import note
 from pitui.config.settings import Settings, load_settings
 from pitui.session import SessionStore
 
@@ -20,7 +21,7 @@ def load_extensions(cwd: str, settings: Settings, err: TextIO | None) -> Extensi
     extensions = Extensions()
     for warning in extensions.load(Path(cwd), settings, trusted=is_trusted(Path(cwd))):
         if err is not None:
-            err.write(f"pitui: warning: {warning}\n")
+            note(f"warning: {warning}", err)
     return extensions
 
 
@@ -44,9 +45,6 @@ def build_agent(
     """The agent for a run; ``interactive``: someone can answer approval questions (the TUI)."""
     folder = store.cwd or cwd
     ws_settings = workspace_settings(args, cwd, settings)
-    if err is not None:
-        for warning in ws_settings.warnings:
-            err.write(f"pitui: warning: {warning}\n")
     return AgentSession(
         store,
         cwd=folder,

@@ -8,14 +8,16 @@ import os
 import sys
 from typing import Any
 
+import msgspec
+
 from pitui.cli.errors import CliError
 from pitui.cli.inspect_cmds import open_for_reading, resolve_entry_id
+from pitui.cli.output import note, print_json, say
 from pitui.compaction.estimator import ESTIMATORS, get_estimator
 from pitui.compaction.prepare import plan_json
 from pitui.compaction.settings import CompactionSettings, SettingsError, resolve_settings
-from pitui.config import load_settings
+from pitui.config import Settings, load_settings
 from pitui.session import SessionFileError, SessionStore
-from pitui.session.codec import dumps_pretty
 
 DEFAULT_WINDOW = 200000
 
@@ -36,6 +38,17 @@ def register(sub: Any) -> None:
     p.add_argument("--estimator", choices=ESTIMATORS, default="chars4", help="token estimator")
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    # The model options also work after the subcommand (`pitui compact F --model M`); when not
+    # given here, the ones before it stay.
+    p.add_argument("--model", metavar="M", default=argparse.SUPPRESS, help="the summarizing model")
+    p.add_argument("--api-base", metavar="URL", default=argparse.SUPPRESS, help="its server")
+    p.add_argument(
+        "--thinking",
+        metavar="L",
+        choices=["off", "minimal", "low", "medium", "high"],
+        default=argparse.SUPPRESS,
+        help="thinking level for the summary",
+    )
     p.set_defaults(handler=cmd_compact)
 
 
@@ -53,11 +66,7 @@ def _settings(args: argparse.Namespace, section: Any, model_key: str | None) -> 
         base = resolve_settings(section, model_key)
     except SettingsError as exc:
         raise CliError(str(exc)) from None
-    return CompactionSettings(
-        base.enabled,
-        args.reserve if args.reserve is not None else base.reserve_tokens,
-        args.keep_recent if args.keep_recent is not None else base.keep_recent_tokens,
-    )
+    return base.with_values(args.reserve, args.keep_recent)
 
 
 def _window(args: argparse.Namespace, model_key: str | None, overrides: Any) -> int:
@@ -96,7 +105,8 @@ def render_plan(plan: dict[str, Any]) -> str:
             if plan["isSplitTurn"]
             else ""
         ),
-        f"tokens before {plan['tokensBefore']:,}",
+        f"tokens before {plan['tokensBefore']:,}; after compacting ~{plan['keptTokens']:,} "
+        "kept verbatim, plus the summary",
         f"files read: {', '.join(plan['fileOps']['readFiles']) or 'none'}",
         f"files modified: {', '.join(plan['fileOps']['modifiedFiles']) or 'none'}",
     ]
@@ -111,20 +121,27 @@ def cmd_compact(args: argparse.Namespace) -> int:
         try:
             leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
             model_key = _model_key(store, args)
-            compaction = _settings(args, settings.get("compaction"), model_key)
-            window = _window(args, model_key, settings.get("models"))
+            window = _window(args, model_key, settings.models_section())
+            # Resolved exactly as a real run does: user values as given, defaults fitted to
+            # a small window.
+            compaction = _settings(args, settings.compaction.section(), model_key).for_window(
+                window
+            )
             estimator = get_estimator(args.estimator, model_key)
             plan = plan_json(store, leaf, compaction, window, model_key, estimator)
         finally:
             store.close()
-        print(dumps_pretty(plan) if args.json else render_plan(plan))
+        if args.json:
+            print_json(plan)
+        else:
+            say(render_plan(plan))
         return 0
     if args.leaf:
         raise CliError("--leaf is only for --dry-run: a compaction is appended at the leaf.")
     return _run(args, cwd, settings)
 
 
-def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
+def _run(args: argparse.Namespace, cwd: str, settings: Settings) -> int:
     from pitui.agent.compactor import CompactionFailed
     from pitui.cli.agent_setup import build_agent
 
@@ -137,41 +154,36 @@ def _run(args: argparse.Namespace, cwd: str, settings: Any) -> int:
         store.close()
         raise CliError(f"Cannot write to this session: {reason}")
     try:
-        overrides: dict[str, Any] = {}
+        compaction = settings.compaction
         if args.keep_recent is not None:
-            overrides["keepRecentTokens"] = args.keep_recent
+            compaction = msgspec.structs.replace(compaction, keep_recent_tokens=args.keep_recent)
         if args.reserve is not None:
-            overrides["reserveTokens"] = args.reserve
-        if overrides:
-            section = dict(settings.get("compaction") or {})
-            section.update(overrides)
-            settings.values["compaction"] = section
+            compaction = msgspec.structs.replace(compaction, reserve_tokens=args.reserve)
         if args.estimator != "chars4":
-            settings.values.setdefault("compaction", {})["estimator"] = args.estimator
+            compaction = msgspec.structs.replace(compaction, estimator=args.estimator)
+        settings = msgspec.structs.replace(settings, compaction=compaction)
         agent = build_agent(args, store, cwd, settings, sys.stderr)
         problem = agent.problem()
         if problem:
-            print(f"pitui: {problem}", file=sys.stderr)
+            note(problem)
             return 1
         try:
             result = asyncio.run(agent.compact(args.instructions))
         except CompactionFailed as exc:
-            print(f"pitui: {exc}", file=sys.stderr)
+            note(str(exc))
             return 1 if not str(exc).startswith(("Already", "Nothing")) else 0
         if args.json:
-            print(
-                dumps_pretty(
-                    {
-                        "entryId": result.entry_id,
-                        "firstKeptEntryId": result.first_kept_entry_id,
-                        "tokensBefore": result.tokens_before,
-                        "summary": result.summary,
-                        "fromHook": result.from_hook,
-                    }
-                )
+            print_json(
+                {
+                    "entryId": result.entry_id,
+                    "firstKeptEntryId": result.first_kept_entry_id,
+                    "tokensBefore": result.tokens_before,
+                    "summary": result.summary,
+                    "fromHook": result.from_hook,
+                }
             )
         else:
-            print(
+            say(
                 f"Compacted from {result.tokens_before:,} tokens; kept from "
                 f"{result.first_kept_entry_id} (entry {result.entry_id})."
             )

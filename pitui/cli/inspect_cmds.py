@@ -9,17 +9,24 @@ from pathlib import Path
 from typing import Any
 
 from pitui.cli.errors import CliError
+from pitui.cli.output import json_line, note, print_json, say
 from pitui.session import SessionStore
-from pitui.session.codec import dumps_pretty
 from pitui.session.oneline import entry_text
 from pitui.session.projection import Projection
 from pitui.session.shapes import message_text, tool_calls
+from pitui.text import terminal_line, terminal_text
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("context", help="print what the model sees at a leaf (the projection)")
     p.add_argument("file", help="session file (.jsonl)")
     p.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project at")
+    p.add_argument(
+        "--diff",
+        metavar="ID",
+        help="compare with the context at entry ID: messages added, dropped, compacted, "
+        "summarized or edited, the token change, system prompt and tool changes",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_context, fast_exit=True)
 
@@ -44,7 +51,7 @@ def open_for_reading(file: str) -> SessionStore:
     """Open a session read-only and print its load warnings on stderr."""
     store = SessionStore.open(file, read_only=True)
     for warning in store.warnings:
-        print(f"pitui: warning: {file}: {warning}", file=sys.stderr)
+        note(f"warning: {file}: {warning}")
     return store
 
 
@@ -59,12 +66,6 @@ def resolve_entry_id(store: SessionStore, value: str) -> str:
         raise CliError(f"Entry {value} not found in {store.path}.")
     shown = ", ".join(matches[:10]) + (" …" if len(matches) > 10 else "")
     raise CliError(f"Entry id prefix {value} is ambiguous: {shown}.")
-
-
-def _write(text: str) -> None:
-    sys.stdout.write(text)
-    if not text.endswith("\n"):
-        sys.stdout.write("\n")
 
 
 def projection_json(store: SessionStore, projection: Projection) -> dict[str, Any]:
@@ -87,18 +88,23 @@ def cmd_context(args: argparse.Namespace) -> int:
     store = open_for_reading(args.file)
     try:
         leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
+        if args.diff:
+            from pitui.cli.report_cmds import print_context_diff
+
+            print_context_diff(store, leaf, resolve_entry_id(store, args.diff), args.json)
+            return 0
         projection = store.project(leaf)
         if args.json:
-            _write(dumps_pretty(projection_json(store, projection)))
+            print_json(projection_json(store, projection))
         else:
-            _write(render_context(store, projection))
+            say(render_context(store, projection))
     finally:
         store.close()
     return 0
 
 
 def _short(text: str, width: int = 72) -> str:
-    text = " ".join(text.split())
+    text = " ".join(terminal_text(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -201,9 +207,9 @@ def cmd_tree(args: argparse.Namespace) -> int:
     store = open_for_reading(args.file)
     try:
         if args.json:
-            _write(dumps_pretty(tree_json(store)))
+            print_json(tree_json(store))
         else:
-            _write(render_tree(store, args.filter))
+            say(render_tree(store, args.filter))
     finally:
         store.close()
     return 0
@@ -211,12 +217,11 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     from pitui.config import load_settings, resolve_session_folder, sessions_root
-    from pitui.session.codec import dumps_line
-    from pitui.session.listing import list_sessions
+    from pitui.session.listing import list_sessions, unique_prefixes
 
     cwd = os.getcwd()
     settings = load_settings(cwd)
-    folder, explicit = resolve_session_folder(cwd, args.session_dir, settings.get("sessionDir"))
+    folder, explicit = resolve_session_folder(cwd, args.session_dir, settings.session_dir)
     if args.all and not explicit:
         root = sessions_root()
         folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
@@ -227,17 +232,19 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         infos = list_sessions([folder], cwd=cwd)
     if args.json:
         for info in infos:
-            sys.stdout.buffer.write(dumps_line(info.to_json()))
+            sys.stdout.write(json_line(info.to_json()))
         sys.stdout.flush()
         return 0
     if not infos:
-        print(f"No sessions for {cwd} in {folder}.")
+        say(f"No sessions for {cwd} in {folder}.")
         return 0
+    short = unique_prefixes([info.id for info in infos])
+    width = max(len(p) for p in short.values())
     for info in infos:
         title = info.name or _short(info.firstMessage, 60)
-        print(
-            f"{info.modified[:16].replace('T', ' ')}  {info.id[:8]}  {info.messageCount:>5} msgs  "
-            f"{title}"
+        say(
+            f"{info.modified[:16].replace('T', ' ')}  {short[info.id]:<{width}}  "
+            f"{info.messageCount:>5} msgs  {terminal_line(title)}"
         )
-        print(f"{'':16}  {Path(info.path)}")
+        say(f"{'':16}  {terminal_line(str(Path(info.path)))}")
     return 0

@@ -2,7 +2,8 @@
 
 The assistant's text streams to stdout; tool activity, retries and warnings go to stderr.
 With ``--json`` every event is one JSON object per line on stdout instead.
-Exit codes: 0 success, 1 the model or provider failed, 2 bad usage, 130 aborted (Ctrl+C).
+Exit codes: 0 success, 1 the model or provider failed, 2 bad usage, 130 aborted (Ctrl+C),
+143 (SIGTERM) and 129 (SIGHUP, a closed terminal) aborted the same clean way.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
+import threading
 from typing import Any, TextIO
 
 from pitui.agent.events import (
@@ -25,6 +26,7 @@ from pitui.agent.events import (
     MessageDelta,
     MessageEnd,
     MessageStart,
+    ReplyTruncated,
     RetryScheduled,
     RunEnded,
     RunError,
@@ -32,57 +34,109 @@ from pitui.agent.events import (
     ToolStart,
 )
 from pitui.agent.session import AgentError, AgentSession, RunResult
+from pitui.agent.tools import kill_running_commands
 from pitui.cli.agent_setup import build_agent
+from pitui.cli.output import TerminalStream, note, say, terminal_json
 from pitui.cli.session_args import open_session
 from pitui.config import load_settings
+from pitui.deepjson import dumps as json_dumps
+from pitui.llm.lazy import litellm as import_litellm
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import message_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 
 
-class TextPrinter:
-    """Human output: the reply's text on stdout, everything else on stderr."""
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+
+def _write_quietly(stream: TextIO, text: str) -> bool:
+    """Write and flush; False (and nothing raised) when the stream is gone (a closed terminal
+    gives EIO, a closed pipe EPIPE): the run must still end cleanly."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+class TextPrinter:
+    """Human output: the reply's text on stdout, everything else on stderr, all of it
+    sanitized (no escape sequence from a reply or a tool reaches the terminal).
+
+    On a terminal the text streams as it comes. Otherwise (a pipe, a file) each reply's text is
+    written when the reply ends, and only if it did not fail: a retried request leaves only
+    its final answer in the output.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, stream: bool | None = None) -> None:
         self.out, self.err = out, err
-        self.ended_with_newline = True
+        self.reply = TerminalStream(out)
+        self.stream = _isatty(out) if stream is None else stream
         self.wrote_text = False
+        self.pending: list[str] = []
+        self.streamed_reply = False  # text of the current reply is already on the terminal
+        self.discarded = False  # ... and that reply failed
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.reply.write(text)
+            self.wrote_text = True
 
     def __call__(self, event: AgentEvent) -> None:
+        # stdout or stderr may be gone (a closed terminal): keep running, print nothing.
+        with contextlib.suppress(OSError, ValueError):
+            self._print(event)
+
+    def _print(self, event: AgentEvent) -> None:
         if isinstance(event, MessageDelta) and event.kind == "text":
-            self.out.write(event.text)
-            self.out.flush()
-            self.wrote_text = True
-            self.ended_with_newline = event.text.endswith("\n")
+            if self.stream:
+                self._write(event.text)
+                self.streamed_reply = True
+            else:
+                self.pending.append(event.text)
         elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
-            if self.wrote_text and not self.ended_with_newline:
-                self.out.write("\n")
-                self.out.flush()
-                self.ended_with_newline = True
+            pending, self.pending = "".join(self.pending), []
+            failed = event.message.get("stopReason") == "error"
+            if not failed:
+                self._write(pending)
+            self.discarded = failed and self.streamed_reply
+            self.streamed_reply = False
+            if self.wrote_text:
+                self.reply.finish()
+        elif isinstance(event, ReplyTruncated):
+            note(f"the reply hit the output limit ({event.output_tokens:,} tokens).", self.err)
         elif isinstance(event, ToolStart):
-            self.err.write(f"{tool_call_text(event.name, event.arguments)}\n")
+            say(tool_call_text(event.name, event.arguments), self.err)
         elif isinstance(event, ToolEnd) and event.is_error:
             text = message_text(event.message)
-            self.err.write(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}\n")
+            say(f"  error: {text.strip().splitlines()[0] if text.strip() else ''}", self.err)
         elif isinstance(event, RetryScheduled):
-            self.err.write(
-                f"pitui: {event.error} — retrying in {event.delay:.1f}s "
-                f"({event.attempt}/{event.max_attempts})\n"
+            discarded = "; the partial reply above is discarded" if self.discarded else ""
+            self.discarded = False
+            note(
+                f"{event.error} — retrying in {event.delay:.1f}s "
+                f"({event.attempt}/{event.max_attempts}){discarded}",
+                self.err,
             )
         elif isinstance(event, RunError):
-            self.err.write(f"pitui: {event.message}\n")
+            note(event.message, self.err)
         elif isinstance(event, CompactionStart):
-            self.err.write(f"pitui: compacting the context ({event.reason})…\n")
+            note(f"compacting the context ({event.reason})…", self.err)
         elif isinstance(event, CompactionEnd):
             if event.entry_id is not None:
-                self.err.write(f"pitui: compacted from {event.tokens_before:,} tokens.\n")
+                note(f"compacted from {event.tokens_before:,} tokens.", self.err)
             elif event.error:
-                self.err.write(f"pitui: compaction did not happen: {event.error}\n")
+                note(f"compaction did not happen: {event.error}", self.err)
         elif isinstance(event, ApprovalDecided) and not event.allowed:
-            self.err.write(f"pitui: {refusal_text(event)}\n")
+            note(refusal_text(event), self.err)
         elif isinstance(event, CheckpointNote):
-            self.err.write(f"pitui: {event.message}\n")
+            note(event.message, self.err)
         self.err.flush()
 
 
@@ -106,8 +160,7 @@ class JsonPrinter:
         self.out = out
 
     def write(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.out.flush()
+        _write_quietly(self.out, terminal_json(json_dumps(obj, ensure_ascii=False)) + "\n")
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageStart):
@@ -147,6 +200,8 @@ class JsonPrinter:
             )
         elif isinstance(event, RunError):
             self.write({"type": "error", "kind": event.kind, "message": event.message})
+        elif isinstance(event, ReplyTruncated):
+            self.write({"type": "truncated", "outputTokens": event.output_tokens})
         elif isinstance(event, CompactionStart):
             self.write({"type": "compaction", "phase": "start", "reason": event.reason})
         elif isinstance(event, CompactionEnd):
@@ -178,27 +233,78 @@ class JsonPrinter:
             self.write({"type": "done", "reason": event.reason})
 
 
-async def _run_cancellable(agent: AgentSession, prompt: str) -> RunResult:
-    """Run the prompt; SIGINT aborts it (the partial reply is stored) instead of killing us."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Ctrl+C, ``kill``/``timeout``, and a closed terminal: each aborts the run cleanly."""
+EXIT_DEADLINE = 3.0
+"""Seconds after a stop signal at which the process ends whatever still runs."""
+
+
+class _Deadline:
+    """After the first stop signal: end the process ``EXIT_DEADLINE`` seconds later unless
+    :meth:`cancel` is called first (the clean path finished)."""
+
+    timer: threading.Timer | None = None
+
+    @classmethod
+    def start(cls, code: int) -> None:
+        if cls.timer is None:
+            cls.timer = threading.Timer(EXIT_DEADLINE, _end_now, (code,))
+            cls.timer.daemon = True
+            cls.timer.start()
+
+    @classmethod
+    def cancel(cls) -> None:
+        if cls.timer is not None:
+            cls.timer.cancel()
+            cls.timer = None
+
+
+def _end_now(code: int) -> None:
+    kill_running_commands()
+    os._exit(code)
+
+
+async def _run_cancellable(agent: AgentSession, prompt: str) -> tuple[RunResult, int | None]:
+    """Run the prompt. SIGINT, SIGTERM and SIGHUP abort it instead of killing us: the partial
+    reply is stored as aborted and the tools' commands are stopped (SIGKILL for those that
+    ignore SIGTERM), within a second. Returns the result and the signal that ended it."""
     loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(agent.prompt(prompt))
-    interrupted = False
 
-    def on_sigint() -> None:
-        nonlocal interrupted
-        interrupted = True
-        agent.abort()
+    async def run() -> RunResult:
+        # litellm takes seconds to import: in a thread, so a signal meanwhile is handled now.
+        await asyncio.to_thread(import_litellm)
+        return await agent.prompt(prompt)
 
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    task = asyncio.ensure_future(run())
+    received: list[int] = []
+    stopping: list[asyncio.Future[bool]] = []
+
+    def on_signal(signum: int) -> None:
+        if received or not agent.running:  # a second signal, or nothing started yet
+            kill_running_commands()
+            task.cancel()
+        if not received:
+            received.append(signum)
+            _Deadline.start(128 + signum)
+            stopping.append(asyncio.ensure_future(agent.stop()))
+
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, on_signal, signum)
     try:
         result = await task
+    except asyncio.CancelledError:
+        result = RunResult(aborted=True)
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
-    if interrupted:
+        for signum in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+        for waiting in stopping:
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+    if received:
         result.aborted = True
-    return result
+    return result, received[0] if received else None
 
 
 def run_print(
@@ -209,23 +315,28 @@ def run_print(
     cwd = os.getcwd()
     settings = load_settings(cwd)
     for warning in settings.warnings:
-        err.write(f"pitui: warning: {warning}\n")
+        note(f"warning: {warning}", err)
     store = open_session(args, cwd, settings)
     for load_warning in store.warnings:
-        err.write(f"pitui: warning: {store.path}: {load_warning}\n")
+        note(f"warning: {store.path}: {load_warning}", err)
     try:
         agent = build_agent(args, store, cwd, settings, err)
         agent.subscribe(JsonPrinter(out) if args.json_events else TextPrinter(out, err))
         try:
-            result = asyncio.run(_run_cancellable(agent, args.print_prompt))
+            result, signum = asyncio.run(_run_cancellable(agent, args.print_prompt))
         except AgentError:
             return EXIT_FAILED  # already reported through the RunError event
         except KeyboardInterrupt:
             return EXIT_ABORTED
         if result.aborted:
             if not args.json_events:
-                err.write("pitui: aborted.\n")
-            return EXIT_ABORTED
+                with contextlib.suppress(OSError, ValueError):
+                    note("aborted.", err)
+            # The shell's convention: 130 for Ctrl+C, 143 for SIGTERM, 129 for SIGHUP.
+            return 128 + signum if signum is not None else EXIT_ABORTED
         return EXIT_OK if result.error is None else EXIT_FAILED
     finally:
-        store.close()
+        try:
+            store.close()
+        finally:
+            _Deadline.cancel()

@@ -46,14 +46,15 @@ def _looks_like_path(value: str) -> bool:
 
 
 def session_folder(args: argparse.Namespace, cwd: str, settings: Settings) -> Path:
-    folder, _ = resolve_session_folder(cwd, args.session_dir, settings.get("sessionDir"))
+    folder, _ = resolve_session_folder(cwd, args.session_dir, settings.session_dir)
     return folder
 
 
 def find_by_prefix(prefix: str, folder: Path, cwd: str) -> Path:
     """A session whose id starts with ``prefix``: this directory's first, then all."""
     here = [i for i in list_sessions([folder], cwd=cwd) if i.id.startswith(prefix)]
-    candidates = here
+    exact = [i for i in here if i.id == prefix]
+    candidates = exact or here
     if not candidates:
         root = sessions_root()
         folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
@@ -68,8 +69,12 @@ def find_by_prefix(prefix: str, folder: Path, cwd: str) -> Path:
     return Path(candidates[0].path)
 
 
-def open_session(args: argparse.Namespace, cwd: str, settings: Settings) -> SessionStore:
-    """The store a run writes to. Refuses (CliError) a session another process has open."""
+def open_session(
+    args: argparse.Namespace, cwd: str, settings: Settings, *, allow_read_only: bool = False
+) -> SessionStore:
+    """The store a run writes to. Refuses (CliError) a session that cannot be written (another
+    process has it open, the disk is full), unless ``allow_read_only`` (the TUI shows it
+    read-only with a notice)."""
     folder = session_folder(args, cwd, settings)
     try:
         if args.no_session:
@@ -91,7 +96,7 @@ def open_session(args: argparse.Namespace, cwd: str, settings: Settings) -> Sess
             store = SessionStore.create(folder, cwd)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
-    if store.read_only:
+    if store.read_only and not allow_read_only:
         reason = store.read_only_reason or "it is open elsewhere"
         store.close()
         raise CliError(f"Cannot write to this session: {reason}")

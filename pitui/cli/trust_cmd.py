@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pitui.agent.trust import is_trusted, project_wants_code, trust, untrust
+from pitui.cli.output import say
 
 
 def register(sub: Any) -> None:
@@ -26,12 +27,12 @@ def cmd_trust(args: argparse.Namespace) -> int:
     project = Path(args.dir or os.getcwd()).resolve()
     if args.revoke:
         untrust(project)
-        print(f"{project} is no longer trusted; its extensions will not run.")
+        say(f"{project} is no longer trusted; its extensions will not run.")
         return 0
     if is_trusted(project):
-        print(f"{project} is already trusted.")
+        say(f"{project} is already trusted.")
         return 0
     trust(project)
     extra = "" if project_wants_code(project) else " (it has no extensions yet)"
-    print(f"Trusted {project}: its extensions will run from now on{extra}.")
+    say(f"Trusted {project}: its extensions will run from now on{extra}.")
     return 0

@@ -1,29 +1,49 @@
-"""``pitui`` with no command: the full-screen app."""
+"""``pitui`` with no command: the full-screen app.
+
+Python logging goes to ``<state dir>/pitui.log`` while it runs (Textual swallows stderr), so
+internal errors leave their traceback there. On quit the session is closed and flushed (leaf
+marker, lock released) before the app returns; the process then leaves at once (see
+``pitui.cli.main``), without tearing down litellm's state and a large heap.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
+from pathlib import Path
 
 from pitui.agent.session import AgentSession
-from pitui.cli.agent_setup import build_agent, workspace_settings
+from pitui.cli.agent_setup import build_agent
 from pitui.cli.session_args import open_session, session_folder
 from pitui.config import load_settings
 from pitui.session import SessionStore
 
 
 def run_tui(args: argparse.Namespace) -> int:
+    from pitui.config.logs import configure_logging
+    from pitui.config.paths import log_file
+
+    log_path = configure_logging(log_file())
+    try:
+        return _run(args, log_path)
+    finally:
+        logging.shutdown()
+
+
+def _run(args: argparse.Namespace, log_path: Path) -> int:
     cwd = os.getcwd()
     settings = load_settings(cwd)
     if getattr(args, "demo", False):
         from pitui.ui.demo import run_demo
 
         return run_demo(settings)
-    store: SessionStore = open_session(args, cwd, settings)
+    # A session that cannot be written (held by another pitui, a full disk) opens read-only;
+    # the app says why in a notice.
+    store: SessionStore = open_session(args, cwd, settings, allow_read_only=True)
     folder = session_folder(args, cwd, settings)
     warnings = [str(w) for w in store.warnings] + list(settings.warnings)
-    warnings += workspace_settings(args, cwd, settings).warnings
 
     def make_agent(s: SessionStore) -> AgentSession:
         return build_agent(args, s, cwd, settings, None, interactive=True)
@@ -38,7 +58,10 @@ def run_tui(args: argparse.Namespace) -> int:
         session_folder=folder,
         startup_warnings=warnings,
         open_picker=bool(getattr(args, "resume", False)),
+        log_path=log_path,
     )
-    code = app.run()
+    app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
+    app.run()
     sys.stdout.flush()
-    return int(code or 0)
+    # Textual sets return_code 1 when the app crashed: that must not look like success.
+    return app.return_code or 0

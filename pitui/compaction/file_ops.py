@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitui.session.shapes import tool_calls
+from pitui.session.shapes import nested_calls, tool_calls
 
 FILE_TOOLS = {"read": "read", "write": "written", "edit": "edited"}
 
@@ -40,9 +40,8 @@ class FileOps:
                 for block in tool_calls(message):
                     self._call(block.get("name"), block.get("arguments"))
             elif message.get("role") == "toolResult":
-                for call in message.get("nestedCalls") or []:
-                    if isinstance(call, dict):
-                        self._call(call.get("name"), call.get("arguments"))
+                for call in nested_calls(message):
+                    self._call(call.get("name"), call.get("arguments"))
 
     def _call(self, name: Any, arguments: Any) -> None:
         kind = FILE_TOOLS.get(name) if isinstance(name, str) else None

@@ -17,7 +17,6 @@ from pitui.compaction.serialize import serialize_conversation
 from pitui.compaction.settings import CompactionSettings, should_compact
 from pitui.compaction.tokens import (
     context_estimate,
-    estimate_tokens,
     last_assistant_usage_tokens,
 )
 from pitui.session.projection import Projection
@@ -156,6 +155,18 @@ def prepare_compaction(
     )
 
 
+def kept_tokens(projection: Projection, kept_ids: list[str], estimator: Estimator) -> int:
+    """Tokens of what a compaction keeps verbatim: the kept entries' messages and the system
+    prompt (the summary comes on top)."""
+    kept = set(kept_ids)
+    total = 0
+    for message, source in zip(projection.messages, projection.source_entry_ids, strict=True):
+        if source in kept and message.get("role") != "system":
+            total += estimator.count(message)
+    system = projection.system_message
+    return total + (estimator.count(system) if system else 0)
+
+
 def plan_json(
     store: SessionStore,
     leaf_id: str | None,
@@ -185,7 +196,7 @@ def plan_json(
             {
                 "sourceEntryId": source,
                 "role": message.get("role"),
-                "tokens": estimate_tokens(message),
+                "tokens": estimator.count(message),
             }
             for message, source in zip(
                 projection.messages, projection.source_entry_ids, strict=True
@@ -208,6 +219,7 @@ def plan_json(
             "keptContextEntryIds": plan.kept_context_entry_ids,
             "previousSummary": plan.previous_summary,
             "tokensBefore": plan.tokens_before,
+            "keptTokens": kept_tokens(projection, plan.kept_context_entry_ids, estimator),
             "preparationSettings": settings.to_json(),
             "fileOps": plan.file_ops.to_json(),
             "serializedConversation": plan.serialized_conversation,

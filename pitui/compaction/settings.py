@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.errors import UserError
@@ -20,6 +20,9 @@ class CompactionSettings:
     enabled: bool = True
     reserve_tokens: int = DEFAULT_RESERVE
     keep_recent_tokens: int = DEFAULT_KEEP
+    explicit: frozenset[str] = field(default=frozenset(), compare=False)
+    """Which token fields the user set (``reserveTokens``, ``keepRecentTokens``): the
+    small-window clamp never changes those."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -31,15 +34,32 @@ class CompactionSettings:
     def for_window(self, context_window: int | None) -> CompactionSettings:
         """Our fix for small local models (pi never compacts an 8k model with its defaults).
 
-        The effective reserve is at most a quarter of the window and the kept tail at most half.
+        A default reserve is at most a quarter of the window and a default kept tail at most
+        half. Values the user set (in the settings, a model override or on the command line)
+        are used as they are.
         """
         if not context_window or context_window <= 0:
             return self
-        return CompactionSettings(
-            self.enabled,
-            min(self.reserve_tokens, context_window // 4),
-            min(self.keep_recent_tokens, context_window // 2),
-        )
+        reserve, keep = self.reserve_tokens, self.keep_recent_tokens
+        if "reserveTokens" not in self.explicit:
+            reserve = min(reserve, context_window // 4)
+        if "keepRecentTokens" not in self.explicit:
+            keep = min(keep, context_window // 2)
+        return CompactionSettings(self.enabled, reserve, keep, self.explicit)
+
+    def with_values(
+        self, reserve_tokens: int | None = None, keep_recent_tokens: int | None = None
+    ) -> CompactionSettings:
+        """These settings with explicitly given token values (e.g. from command-line options)."""
+        explicit = set(self.explicit)
+        reserve, keep = self.reserve_tokens, self.keep_recent_tokens
+        if reserve_tokens is not None:
+            reserve = reserve_tokens
+            explicit.add("reserveTokens")
+        if keep_recent_tokens is not None:
+            keep = keep_recent_tokens
+            explicit.add("keepRecentTokens")
+        return CompactionSettings(self.enabled, reserve, keep, frozenset(explicit))
 
 
 def _token_value(value: Any, where: str) -> int:
@@ -65,16 +85,19 @@ def resolve_settings(section: Any, model_key: str | None) -> CompactionSettings:
     if override is not None and not isinstance(override, dict):
         raise SettingsError(f'Invalid compaction.modelOverrides["{model_key}"]: not an object.')
     values: dict[str, int] = {}
-    for field, default in (("reserveTokens", DEFAULT_RESERVE), ("keepRecentTokens", DEFAULT_KEEP)):
-        ordinary = (
-            _token_value(section[field], f"compaction.{field}") if field in section else default
-        )
-        if override is not None and field in override:
-            ordinary = _token_value(
-                override[field], f'compaction.modelOverrides["{model_key}"].{field}'
-            )
-        values[field] = ordinary
-    return CompactionSettings(enabled, values["reserveTokens"], values["keepRecentTokens"])
+    explicit: set[str] = set()
+    for name, default in (("reserveTokens", DEFAULT_RESERVE), ("keepRecentTokens", DEFAULT_KEEP)):
+        value = default
+        if name in section:
+            value = _token_value(section[name], f"compaction.{name}")
+            explicit.add(name)
+        if override is not None and name in override:
+            value = _token_value(override[name], f'compaction.modelOverrides["{model_key}"].{name}')
+            explicit.add(name)
+        values[name] = value
+    return CompactionSettings(
+        enabled, values["reserveTokens"], values["keepRecentTokens"], frozenset(explicit)
+    )
 
 
 def should_compact(

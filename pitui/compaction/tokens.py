@@ -41,6 +41,25 @@ def calculate_context_tokens(usage: Any) -> int:
     )
 
 
+def cache_hit_ratio(usage: Any) -> float | None:
+    """The share of a reply's prompt read from the provider's cache (None: no caching
+    reported)."""
+    if not isinstance(usage, dict):
+        return None
+
+    def number(key: str) -> float:
+        value = usage.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            return 0.0
+        return float(value)
+
+    read, write = number("cacheRead"), number("cacheWrite")
+    prompt = number("input") + read + write
+    if read + write <= 0 or prompt <= 0:
+        return None
+    return read / prompt
+
+
 def assistant_usage(message: dict[str, Any]) -> dict[str, Any] | None:
     """Usage of an assistant reply that can be trusted: not aborted, not an error, not zero."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):

@@ -22,6 +22,11 @@ def state_dir() -> Path:
     return Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
 
 
+def log_file() -> Path:
+    """Where the TUI logs internal errors with their tracebacks (``<state dir>/pitui.log``)."""
+    return state_dir() / "pitui.log"
+
+
 def sessions_root() -> Path:
     return data_dir() / "sessions"
 

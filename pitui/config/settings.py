@@ -1,13 +1,289 @@
-"""Settings: ``<config dir>/settings.json`` deep-merged with ``<project>/.pitui/settings.json``."""
+"""Settings: ``<config dir>/settings.json`` deep-merged with ``<project>/.pitui/settings.json``.
+
+This module is the one declaration of what a settings file may say: every key, its type and its
+default. Each file is checked on its own, so a bad value is reported in one sentence naming the
+file, the key and the type expected; that key then falls back to its default and everything
+else in the file still applies (a typo never stops pitui from starting). Keys pitui does not
+know are kept (extensions and newer versions may use them) and reported once.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import dataclass, field
+import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from pitui.config.paths import config_dir
+
+Tokens = Annotated[int, msgspec.Meta(ge=0)]
+"""A number of tokens (0 or more)."""
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Milliseconds = Annotated[float, msgspec.Meta(ge=0)]
+Dollars = Annotated[float, msgspec.Meta(ge=0)]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high"]
+TreeFilter = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
+ApprovalMode = Literal["auto", "ask", "read-only"]
+
+
+class _Section(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
+    """A settings object: camelCase keys in the file, snake_case attributes here."""
+
+
+class UiSettings(_Section, kw_only=True):
+    cursor_blink: bool = True
+
+
+class RetrySettings(_Section, kw_only=True):
+    """Retries of rate limits, overloads, 5xx replies, timeouts and cut streams."""
+
+    enabled: bool = True
+    max_retries: Tokens = 3
+    base_delay_ms: Milliseconds = 2000
+    max_delay_ms: Milliseconds = 60000
+
+
+class TokenOverrides(_Section, kw_only=True):
+    """``compaction.modelOverrides["provider/model"]``: per-model token budgets."""
+
+    reserve_tokens: Tokens | None = None
+    keep_recent_tokens: Tokens | None = None
+
+
+class CompactionConfig(_Section, kw_only=True):
+    """``compaction``: as pi 1.6 (``enabled``, ``reserveTokens``, ``keepRecentTokens``,
+    ``modelOverrides``), plus the estimator used for decisions."""
+
+    enabled: bool = True
+    reserve_tokens: Tokens | None = None
+    keep_recent_tokens: Tokens | None = None
+    model_overrides: dict[str, TokenOverrides] = {}
+    estimator: Literal["chars4", "tiktoken"] = "chars4"
+
+    def section(self) -> dict[str, Any]:
+        """The keys the user set, as in the file (what compaction's resolution reads)."""
+        return _to_json(self)
+
+
+class BranchSummarySettings(_Section, kw_only=True):
+    skip_prompt: bool = False
+    reserve_tokens: Tokens = 16384
+
+
+class BashSettings(_Section, kw_only=True):
+    pass_env: list[str] = []
+    """Variables (names or ``fnmatch`` patterns) commands see even though they look like
+    credentials."""
+
+
+class ToolSettings(_Section, kw_only=True):
+    bash: BashSettings = msgspec.field(default_factory=BashSettings)
+
+
+class CheckpointConfig(_Section, kw_only=True):
+    """``checkpoint``: workspace checkpoints on the session tree (:mod:`pitui.checkpoint`)."""
+
+    enabled: bool = True
+    exclude: list[str] = []
+    """gitignore patterns left out, on top of the project's ``.gitignore`` and the defaults."""
+    max_file_size_mb: Annotated[float, msgspec.Meta(ge=0.001)] = msgspec.field(
+        default=10, name="maxFileSizeMB"
+    )
+    """Larger files are skipped (with a note)."""
+    skip_binary_churn: bool = True
+    """Skip binary files that change at every checkpoint."""
+    max_files: Positive = 100_000
+    """A folder with more files is not checkpointed."""
+    keep_days: Annotated[float, msgspec.Meta(ge=0)] = 30
+    """Other sessions' checkpoints older than this are pruned."""
+    max_store_mb: Annotated[float, msgspec.Meta(ge=1)] = msgspec.field(
+        default=2048, name="maxStoreMB"
+    )
+    """Then the oldest go until the store fits."""
+
+
+class ModelSettings(_Section, kw_only=True):
+    """``models["provider/model"]``: what litellm's table lacks or gets wrong for a model."""
+
+    context_window: Positive | None = None
+    max_output: Positive | None = None
+    max_tokens: Positive | None = None
+    reasoning: bool | None = None
+    input_cost: Dollars | None = None
+    """$ per million input tokens."""
+    output_cost: Dollars | None = None
+    """$ per million output tokens."""
+    cache_read_cost: Dollars | None = None
+    """$ per million tokens read from the prompt cache."""
+    cache_write_cost: Dollars | None = None
+    """$ per million tokens written to the prompt cache."""
+    api_base: str | None = None
+    """Where this model is served (a local server, a proxy); its own endpoint when unset."""
+
+
+class Settings(_Section, kw_only=True):
+    """Everything a settings file may say, with its default.
+
+    ``warnings`` holds the problems found while reading (one sentence each; shown, never
+    fatal). It is not a settings key.
+    """
+
+    default_model: str | None = None
+    default_thinking_level: ThinkingLevel = "off"
+    session_dir: str | None = None
+    tree_filter_mode: TreeFilter = "default"
+    extensions: list[str] = []
+    ui: UiSettings = msgspec.field(default_factory=UiSettings)
+    retry: RetrySettings = msgspec.field(default_factory=RetrySettings)
+    compaction: CompactionConfig = msgspec.field(default_factory=CompactionConfig)
+    branch_summary: BranchSummarySettings = msgspec.field(default_factory=BranchSummarySettings)
+    models: dict[str, ModelSettings] = {}
+    tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    checkpoint: CheckpointConfig = msgspec.field(default_factory=CheckpointConfig)
+    approval: ApprovalMode = "auto"
+    """Before write, edit and bash: ``auto`` runs them, ``ask`` asks, ``read-only`` refuses.
+    A value that is not one of these means ``ask`` (see :data:`SAFE_FALLBACKS`)."""
+    allow: dict[str, list[str]] = {}
+    """Allow-lists for ``ask`` mode, per tool: ``{"bash": ["git status*"], "edit": ["docs/*"]}``."""
+    warnings: list[str] = msgspec.field(default_factory=list, name="~pitui~warnings")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None = None, source: str = "settings") -> Settings:
+        """Settings from a JSON object; bad values are dropped with a warning naming ``source``."""
+        warnings: list[str] = []
+        clean = check(values or {}, source, warnings)
+        settings = msgspec.convert(clean, cls)
+        settings.warnings.extend(warnings)
+        return settings
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings that differ from the defaults, as a settings file would say them."""
+        return _to_json(self)
+
+    def models_section(self) -> dict[str, dict[str, Any]]:
+        """``models`` as in the file (what the model table's overrides read)."""
+        return {name: _to_json(value) for name, value in self.models.items()}
+
+
+def _to_json(value: msgspec.Struct) -> dict[str, Any]:
+    data = msgspec.to_builtins(value)
+    data.pop("~pitui~warnings", None)
+    return {k: v for k, v in data.items() if v is not None and v != {}}
+
+
+# ----------------------------------------------------------------------------- checking a file
+
+KNOWN_KEYS = frozenset(
+    f.encode_name for f in msgspec.structs.fields(Settings) if not f.encode_name.startswith("~")
+)
+SAFE_FALLBACKS: dict[tuple[str | int, ...], Any] = {("approval",): "ask"}
+"""Keys whose bad value is replaced by the safe value rather than dropped for the default: a
+typo in the approval mode must never mean ``auto``."""
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+
+
+def _path(where: str) -> list[str | int]:
+    """``$.models[...].contextWindow`` → ``["models", "...", "contextWindow"]``."""
+    out: list[str | int] = []
+    for name, index in _SEGMENT.findall(where.removeprefix("$")):
+        if name:
+            out.append(name)
+        else:
+            out.append(int(index) if index.isdigit() else "...")
+    return out
+
+
+def _fails_inside(data: dict[str, Any], prefix: list[str | int]) -> list[str | int] | None:
+    """The path of the first invalid value when it lies under ``prefix``, else None."""
+    try:
+        msgspec.convert(data, Settings)
+    except msgspec.ValidationError as exc:
+        path = _path(str(exc).rpartition(" - at `")[2].rstrip("`"))
+        return path if path[: len(prefix)] == prefix else None
+    return None
+
+
+def _locate(data: dict[str, Any], path: list[str | int]) -> list[str | int]:
+    """Resolve the ``[...]`` (an unnamed mapping key) segments of an error path to real keys."""
+    resolved: list[str | int] = []
+    node: Any = data
+    for segment in path:
+        if segment == "..." and isinstance(node, dict):
+            saved = dict(node)
+            culprit = None
+            try:
+                for key, value in saved.items():
+                    node.clear()
+                    node[key] = value
+                    if _fails_inside(data, [*resolved, "..."]) is not None:
+                        culprit = key
+                        break
+            finally:
+                node.clear()
+                node.update(saved)
+            if culprit is None:
+                break
+            segment = culprit
+        resolved.append(segment)
+        try:
+            node = node[segment]
+        except (KeyError, IndexError, TypeError):
+            break
+    return resolved
+
+
+def _key_name(path: list[str | int]) -> str:
+    out = ""
+    for segment in path:
+        if isinstance(segment, int):
+            out += f"[{segment}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", segment):
+            out += f".{segment}" if out else segment
+        else:
+            out += f"[{json.dumps(segment)}]"
+    return out
+
+
+_DROP = object()
+
+
+def check(values: dict[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
+    """A copy of ``values`` without the values that do not fit the declaration, with one
+    warning per value dropped (and one for keys pitui does not know)."""
+    data = {k: copy.deepcopy(v) for k, v in values.items() if not k.startswith("~")}
+    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
+    if unknown:
+        warnings.append(f"Unknown setting {', '.join(unknown)} in {source} (ignored).")
+    for _ in range(200):
+        try:
+            msgspec.convert(data, Settings)
+            return data
+        except msgspec.ValidationError as exc:
+            problem, _, where = str(exc).rpartition(" - at `")
+            path = _locate(data, _path(where.rstrip("`")))
+            if not path:
+                warnings.append(f"Ignoring {source}: {problem}.")
+                return {}
+            parent: Any = data
+            for segment in path[:-1]:
+                parent = parent[segment]
+            fallback = SAFE_FALLBACKS.get(tuple(path), _DROP)
+            if fallback is _DROP:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = fallback
+            using = "" if fallback is _DROP else f"; using {fallback}, the safe choice"
+            warnings.append(
+                f"Ignoring setting {_key_name(path)} in {source}: "
+                f"{problem[:1].lower()}{problem[1:]}{using}."
+            )
+    return {}
+
+
+# ----------------------------------------------------------------------------- files
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -20,29 +296,15 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-@dataclass
-class Settings:
-    """Merged settings plus the problems found reading them (shown, never fatal)."""
-
-    values: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        node: Any = self.values
-        for part in key.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
-
-
-def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
+def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """One settings file as a JSON object ({} when missing or unreadable, with a warning)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        warnings.append(f"Could not read settings {path}: {exc.strerror}.")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        warnings.append(f"Could not read settings {path}: {reason}.")
         return {}
     try:
         value = json.loads(text)
@@ -55,9 +317,23 @@ def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
     return value
 
 
+def user_settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+def project_settings_path(cwd: str | Path) -> Path:
+    return Path(cwd) / ".pitui" / "settings.json"
+
+
 def load_settings(cwd: str | None = None) -> Settings:
+    """The user's settings deep-merged with the project's (project values win)."""
     warnings: list[str] = []
-    merged = _read(config_dir() / "settings.json", warnings)
+    user_file = user_settings_path()
+    merged = check(read_settings_file(user_file, warnings), str(user_file), warnings)
     if cwd:
-        merged = deep_merge(merged, _read(Path(cwd) / ".pitui" / "settings.json", warnings))
-    return Settings(merged, warnings)
+        project_file = project_settings_path(cwd)
+        project = read_settings_file(project_file, warnings)
+        merged = deep_merge(merged, check(project, str(project_file), warnings))
+    settings = msgspec.convert(merged, Settings)
+    settings.warnings.extend(warnings)
+    return settings

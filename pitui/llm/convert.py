@@ -1,7 +1,10 @@
 """Projected messages (pi's shapes) → the OpenAI-style messages litellm takes, and back.
 
 One leading system message carries the replayed system prompt; later system patches are not
-sent mid-conversation. Non-LLM roles become user text (pi's conversion rules). Assistant
+sent mid-conversation. A reply's thinking goes back to the model that wrote it in its
+provider's format: Claude's signed and redacted blocks in their original order, OpenAI
+Responses reasoning items, OpenRouter ``reasoning_details``, Gemini thought signatures,
+Ollama's ``thinking``. Non-LLM roles become user text (pi's conversion rules). Assistant
 replies that ended in error or were aborted are not sent, and a tool call without a result
 gets a synthetic error result so providers accept the request.
 """
@@ -11,6 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pitui.llm import providers
+from pitui.llm.models import ModelRef
+from pitui.llm.providers import Route, route_for
 from pitui.session.shapes import as_user_text, content_text
 from pitui.session.system_prompt import replay_system_messages, system_message_text
 
@@ -37,58 +43,136 @@ def _user_parts(content: Any) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _assistant(message: dict[str, Any], provider: str) -> dict[str, Any] | None:
+def _call(block: dict[str, Any], target: Route, own: bool) -> dict[str, Any]:
+    call: dict[str, Any] = {
+        "id": str(block.get("id")),
+        "type": "function",
+        "function": {
+            "name": str(block.get("name")),
+            "arguments": json.dumps(block.get("arguments") or {}, ensure_ascii=False),
+        },
+    }
+    if own and target.family == providers.GEMINI and block.get("thoughtSignature"):
+        call["provider_specific_fields"] = {"thought_signature": block["thoughtSignature"]}
+    return call
+
+
+def _signed_block(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A stored thinking block as Anthropic wants it back (None: nothing to send)."""
+    signature = block.get("thinkingSignature")
+    if not isinstance(signature, str) or not signature:
+        return None  # unsigned thinking cannot be verified: the API refuses it
+    if block.get("redacted"):
+        return {"type": "redacted_thinking", "data": signature}
+    return {
+        "type": "thinking",
+        "thinking": str(block.get("thinking") or ""),
+        "signature": signature,
+    }
+
+
+def _detail_of(block: dict[str, Any], index: int) -> dict[str, Any] | None:
+    """A stored Claude thinking block as the OpenRouter ``reasoning_details`` entry it was."""
+    signature = block.get("thinkingSignature")
+    if not isinstance(signature, str) or not signature:
+        return None
+    if block.get("redacted"):
+        return {
+            "type": "reasoning.encrypted",
+            "data": signature,
+            "format": "anthropic-claude-v1",
+            "index": index,
+        }
+    return {
+        "type": "reasoning.text",
+        "text": str(block.get("thinking") or ""),
+        "signature": signature,
+        "format": "anthropic-claude-v1",
+        "index": index,
+    }
+
+
+def _json(value: Any) -> Any:
+    if not isinstance(value, str):
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def _assistant(message: dict[str, Any], target: Route) -> dict[str, Any] | None:
     content = message.get("content")
-    blocks = content if isinstance(content, list) else []
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    own = target.owns(message)
+    family = target.family
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
-    thinking: list[dict[str, Any]] = []
+    ordered: list[dict[str, Any]] = []  # Claude: thinking and text in the reply's own order
+    thinking_texts: list[str] = []
+    reasoning_items: list[dict[str, Any]] = []
+    reasoning_details: list[Any] = []
+    text_signatures: list[str] = []
     for block in blocks:
-        if not isinstance(block, dict):
-            continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
+            if block["text"]:
+                ordered.append({"type": "text", "text": block["text"]})
+            if isinstance(block.get("textSignature"), str):
+                text_signatures.append(block["textSignature"])
         elif kind == "toolCall":
-            calls.append(
-                {
-                    "id": str(block.get("id")),
-                    "type": "function",
-                    "function": {
-                        "name": str(block.get("name")),
-                        "arguments": json.dumps(block.get("arguments") or {}, ensure_ascii=False),
-                    },
-                }
-            )
-        elif kind == "thinking" and block.get("thinkingSignature"):
-            if block.get("redacted"):
-                # Redacted thinking carries its opaque payload in ``data``.
-                thinking.append(
-                    {"type": "redacted_thinking", "data": block.get("thinkingSignature")}
-                )
-            else:
-                thinking.append(
-                    {
-                        "type": "thinking",
-                        "thinking": block.get("thinking", ""),
-                        "signature": block.get("thinkingSignature"),
-                    }
-                )
+            calls.append(_call(block, target, own))
+        elif kind == "thinking" and own:
+            if family == providers.ANTHROPIC:
+                signed = _signed_block(block)
+                if signed is not None:
+                    ordered.append(signed)
+            elif family == providers.OPENAI_RESPONSES:
+                item = _json(block.get("thinkingSignature"))
+                if isinstance(item, dict) and item.get("type") == "reasoning":
+                    reasoning_items.append(item)
+            elif family == providers.OPENROUTER and target.claude:
+                detail = _detail_of(block, len(reasoning_details))
+                if detail is not None:
+                    reasoning_details.append(detail)
+            elif family == providers.OPENROUTER:
+                details = _json(block.get("thinkingSignature"))
+                if isinstance(details, list):
+                    reasoning_details.extend(details)
+            elif family in (providers.OLLAMA, providers.GEMINI) and block.get("thinking"):
+                thinking_texts.append(str(block["thinking"]))
     if isinstance(content, str):
         texts.append(content)
     if not texts and not calls:
         return None
     out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) if texts else None}
+    if any(b["type"] != "text" for b in ordered):
+        out["content"] = ordered  # litellm keeps this order; tool_use blocks follow
     if calls:
         out["tool_calls"] = calls
-    # Signed thinking only goes back to the provider that signed it.
-    if thinking and provider == "anthropic" and message.get("provider") == "anthropic":
-        out["thinking_blocks"] = thinking
+    if reasoning_items:
+        out["reasoning_items"] = reasoning_items
+    if reasoning_details:
+        out["reasoning_details"] = reasoning_details
+    if thinking_texts and family == providers.OLLAMA:
+        out["reasoning_content"] = "\n".join(thinking_texts)
+    if text_signatures and family == providers.GEMINI and own:
+        out["provider_specific_fields"] = {"thought_signatures": text_signatures}
     return out
 
 
-def to_litellm_messages(messages: list[dict[str, Any]], provider: str = "") -> list[dict[str, Any]]:
-    """The request messages for a projected context (system prompt first)."""
+def to_litellm_messages(
+    messages: list[dict[str, Any]], target: Route | str = ""
+) -> list[dict[str, Any]]:
+    """The request messages for a projected context (system prompt first).
+
+    ``target`` is how the model is served (a :class:`Route`, or a bare provider name): a
+    reply's thinking, signatures and encrypted reasoning go back only to the model that
+    produced them (pi's rule), in that provider's own format.
+    """
+    if isinstance(target, str):
+        target = route_for(ModelRef(target, ""))
     out: list[dict[str, Any]] = []
     system_text = system_message_text(replay_system_messages(messages))
     if system_text:
@@ -133,7 +217,7 @@ def to_litellm_messages(messages: list[dict[str, Any]], provider: str = "") -> l
         if role == "assistant":
             if message.get("stopReason") in ("error", "aborted"):
                 continue
-            converted = _assistant(message, provider)
+            converted = _assistant(message, target)
             if converted is not None:
                 out.append(converted)
                 open_calls.extend(c["id"] for c in converted.get("tool_calls", []))

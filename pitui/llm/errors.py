@@ -6,7 +6,9 @@ The overflow and retry patterns follow pi 1.6 (``isContextOverflow`` and
 
 from __future__ import annotations
 
+import ast
 import email.utils
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -122,13 +124,76 @@ def _retry_after(exc: BaseException) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-_PREFIX = re.compile(r"^(?:litellm\.)?\w*(?:Error|Exception|Timeout)\s*(?:[:-]\s*)")
+_PREFIX = re.compile(
+    r"^(?:litellm\.)?\w*(?:Error|Exception|Timeout)\s*(?:[:-]\s*)|^\w+(?:Error|Exception) - "
+)
+_BYTES = re.compile(r"b'((?:[^'\\]|\\.)*)'" + "|" + r'b"((?:[^"\\]|\\.)*)"')
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def _decoded_bytes(match: re.Match[str]) -> str:
+    """A ``b'...'`` repr in an error text, as the text it holds."""
+    try:
+        value = ast.literal_eval(match.group(0))
+    except (ValueError, SyntaxError):
+        return match.group(0)
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _json_in(text: str) -> Any:
+    """The first JSON object embedded in ``text`` (a provider's error body), or None."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start >= 0:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def error_body(text: str) -> dict[str, Any] | None:
+    """The provider's JSON error body inside an exception text (bytes reprs decoded)."""
+    value = _json_in(_BYTES.sub(_decoded_bytes, text))
+    return value if isinstance(value, dict) else None
+
+
+def _body_message(body: dict[str, Any]) -> str | None:
+    """The human sentence of an error body (Anthropic, OpenAI, Gemini, Ollama, OpenRouter)."""
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return error
+    if not isinstance(error, dict):
+        return None
+    message = error.get("message") or body.get("message") or body.get("detail")
+    if not isinstance(message, str) or not message:
+        return None
+    metadata = error.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str) and raw:
+        inner = _json_in(raw)
+        detail = _body_message(inner) if isinstance(inner, dict) else raw
+        if detail and detail != message:
+            message = f"{message}: {detail}"
+    return message
 
 
 def _clean(message: str) -> str:
-    """litellm wraps the provider's words in class names, twice; keep the words."""
+    """litellm wraps the provider's words in class names, twice, and sometimes a bytes repr of
+    the whole JSON body; keep the provider's words."""
     text = " ".join(str(message).split())
     text = re.sub(r"\s*Original exception:.*$", "", text)
+    text = re.sub(r"\s*Received Model Group=.*$", "", text)
+    body = error_body(text)
+    if body is not None:
+        spoken = _body_message(body)
+        if spoken:
+            text = " ".join(spoken.split())
+    text = _BYTES.sub(_decoded_bytes, text)
     previous = None
     while previous != text:
         previous = text
@@ -136,18 +201,66 @@ def _clean(message: str) -> str:
     return text[:500] or " ".join(str(message).split())[:500]
 
 
-def classify(exc: BaseException) -> ErrorInfo:
-    """Sort an exception raised by a litellm call (or a cut stream) into one of our kinds."""
+_OLLAMA_LINE = re.compile(r"Got unexpected response from Ollama: (\{.*\})", re.S)
+
+
+def _ollama_stream_error(text: str) -> str | None:
+    """The text of an ``{"error": ...}`` line Ollama sent in the middle of a stream."""
+    match = _OLLAMA_LINE.search(text)
+    if match is None:
+        return None
+    try:
+        value = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    error = value.get("error") if isinstance(value, dict) else None
+    return f"Ollama: {error}" if isinstance(error, str) and error else None
+
+
+def google_retry_delay(body: dict[str, Any] | None) -> float | None:
+    """Gemini's ``RetryInfo.retryDelay`` ("7s", "7.5s") from a 429 body, in seconds."""
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            match = _DURATION.match(str(detail.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None
+
+
+#: Client errors that mean "this request is wrong": retrying cannot help.
+PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 405, 413, 422})
+
+
+def _status_in_body(body: dict[str, Any] | None) -> int | None:
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) and 100 <= code < 600 else None
+
+
+def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
+    """Sort an exception raised by a litellm call (or a cut stream) into one of our kinds.
+
+    ``key_variable`` (e.g. ``ANTHROPIC_API_KEY``) is named in the sentence of an auth error.
+    """
     name = type(exc).__name__
+    stream_error = _ollama_stream_error(str(exc))
+    if stream_error is not None:
+        # Ollama's model runner failed mid-stream ({"error": ...} line): transient.
+        return ErrorInfo("retryable", stream_error)
     raw = _clean(str(exc)) or name
+    body = error_body(str(exc))
     status = _status(exc)
+    body_status = _status_in_body(body)
+    if status in (None, 500) and body_status is not None:
+        status = body_status  # a stream error line or an OpenRouter body carries the real code
     if name == "ContextWindowExceededError" or is_overflow_message(raw):
         return ErrorInfo("overflow", raw, status=status)
     if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
+        where = f"check {key_variable}" if key_variable else "check the key in your environment"
         return ErrorInfo(
-            "auth",
-            f"The provider refused the API key ({raw}). Check the key in your environment.",
-            status=status,
+            "auth", f"The provider refused the API key ({raw}): {where}.", status=status
         )
     if name == "NotFoundError" or status == 404 or "LLM Provider NOT provided" in raw:
         return ErrorInfo(
@@ -155,6 +268,12 @@ def classify(exc: BaseException) -> ErrorInfo:
             f"The model was not found ({raw}). Choose another with --model provider/name.",
             status=status,
         )
+    retry_delay = google_retry_delay(body)
+    if status == 429 and retry_delay is not None:
+        # Gemini's per-minute quota: "exceeded your current quota ... retry in 7.5s".
+        return ErrorInfo("retryable", raw, retry_delay, status)
+    if status in PERMANENT_STATUSES:
+        return ErrorInfo("other", raw, status=status)
     if (
         name
         in (
@@ -166,7 +285,7 @@ def classify(exc: BaseException) -> ErrorInfo:
             "BadGatewayError",
             "MidStreamFallbackError",
         )
-        or status in (429, 500, 502, 503, 504, 520, 524)
+        or status in (429, 500, 502, 503, 504, 520, 524, 529)
     ) and not _QUOTA.search(raw):
         return ErrorInfo("retryable", raw, _retry_after(exc), status)
     if is_retryable_message(raw):

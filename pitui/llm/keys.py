@@ -43,8 +43,15 @@ class KeyCheck:
     """One sentence saying what to set, when a request cannot be made."""
 
 
+def key_variable(ref: ModelRef) -> str | None:
+    """The environment variable holding ``ref``'s provider key (``ANTHROPIC_API_KEY``, ...)."""
+    names = KEY_VARIABLES.get(ref.for_litellm.provider)
+    return names[0] if names else None
+
+
 def check_key(ref: ModelRef, api_base: str | None) -> KeyCheck:
     """Find the key for ``ref`` before the first request; say which variable to set if missing."""
+    ref = ref.for_litellm
     names = KEY_VARIABLES.get(ref.provider)
     if names:
         for name in names:

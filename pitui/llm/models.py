@@ -18,9 +18,38 @@ from typing import Any
 TABLE_NAME = "model_prices_and_context_window_backup.json"
 
 
+#: litellm's provider prefix -> the provider name pi 1.6 stores (where they differ).
+PI_PROVIDER_NAMES: dict[str, str] = {
+    "gemini": "google",
+    "vertex_ai": "google-vertex",
+    "bedrock": "amazon-bedrock",
+    "ollama_chat": "ollama",
+    "together_ai": "together",
+    "fireworks_ai": "fireworks",
+    "lm_studio": "lmstudio",
+    "hosted_vllm": "vllm",
+}
+#: pi's provider name -> the litellm prefix that serves it (the reverse of the above).
+LITELLM_PROVIDER_NAMES: dict[str, str] = {
+    "google": "gemini",
+    "google-vertex": "vertex_ai",
+    "amazon-bedrock": "bedrock",
+    "ollama": "ollama_chat",
+    "together": "together_ai",
+    "fireworks": "fireworks_ai",
+    "lmstudio": "lm_studio",
+    "vllm": "hosted_vllm",
+}
+
+
 @dataclass(frozen=True)
 class ModelRef:
-    """A litellm model string split as pi stores it: ``provider`` before the first ``/``."""
+    """A model string split as pi stores it: ``provider`` before the first ``/``.
+
+    The provider may be litellm's prefix (``gemini``, ``ollama_chat``) or pi's name for it
+    (``google``, ``ollama``, as found in pi's sessions); :attr:`for_litellm` and
+    :attr:`pi_provider` give either spelling.
+    """
 
     provider: str
     model_id: str
@@ -37,6 +66,26 @@ class ModelRef:
     def litellm_name(self) -> str:
         return f"{self.provider}/{self.model_id}" if self.provider else self.model_id
 
+    @property
+    def for_litellm(self) -> ModelRef:
+        """The same model with litellm's provider prefix (``google`` -> ``gemini``, ...)."""
+        provider = LITELLM_PROVIDER_NAMES.get(self.provider, self.provider)
+        return self if provider == self.provider else ModelRef(provider, self.model_id)
+
+    @property
+    def pi_provider(self) -> str:
+        return PI_PROVIDER_NAMES.get(self.provider, self.provider)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every spelling of this model (as typed, litellm's, pi's): settings keys."""
+        spellings = [self.litellm_name, self.for_litellm.litellm_name]
+        if self.provider:
+            spellings.append(f"{self.pi_provider}/{self.model_id}")
+        if self.provider == "ollama_chat":
+            spellings.append(f"ollama/{self.model_id}")
+        return tuple(dict.fromkeys(spellings))
+
     def __str__(self) -> str:
         return self.litellm_name
 
@@ -52,6 +101,8 @@ class ModelInfo:
     cache_write_cost: float = 0.0
     supports_reasoning: bool = False
     known: bool = False
+    mode: str | None = None
+    """litellm's ``mode`` for the model (``responses`` routes it to the Responses API)."""
 
     def cost(self, usage: dict[str, Any]) -> dict[str, float]:
         """pi's usage ``cost`` block for token counts ``input/output/cacheRead/cacheWrite``."""
@@ -88,7 +139,9 @@ def model_table() -> dict[str, Any]:
 
 def _entry_for(ref: ModelRef) -> dict[str, Any] | None:
     table = model_table()
-    for key in (ref.litellm_name, ref.model_id):
+    ref = ref.for_litellm
+    model_id = ref.model_id.removeprefix("responses/")
+    for key in (f"{ref.provider}/{model_id}" if ref.provider else model_id, model_id):
         entry = table.get(key)
         if isinstance(entry, dict) and entry.get("mode") in (None, "chat", "responses"):
             return entry
@@ -97,7 +150,56 @@ def _entry_for(ref: ModelRef) -> dict[str, Any] | None:
         entry = table.get(f"ollama/{ref.model_id}")
         if isinstance(entry, dict):
             return entry
+    if ref.provider == "openrouter":
+        return underlying_entry(ref.model_id)
     return None
+
+
+def in_litellm_table(ref: ModelRef) -> bool:
+    """Whether litellm's own table knows this name (so litellm can price its replies)."""
+    table = model_table()
+    ref = ref.for_litellm
+    model_id = ref.model_id.removeprefix("responses/")
+    return any(
+        isinstance(table.get(key), dict)
+        for key in (f"{ref.provider}/{model_id}", model_id)
+        if ref.provider != "openrouter"
+    )
+
+
+def underlying_entry(openrouter_id: str) -> dict[str, Any] | None:
+    """The table entry of the model OpenRouter serves as ``openrouter_id`` (litellm's table
+    has no ``openrouter/`` names): ``anthropic/claude-sonnet-4.5`` is Claude Sonnet 4.5's."""
+    if "/" not in openrouter_id:
+        return None
+    vendor, name = openrouter_id.split("/", 1)
+    name = name.split(":", 1)[0]  # ":free", ":thinking" variants
+    provider = {"google": "gemini", "x-ai": "xai", "mistralai": "mistral"}.get(vendor, vendor)
+    table = model_table()
+    for candidate in dict.fromkeys((name, name.replace(".", "-"))):
+        for key in (candidate, f"{provider}/{candidate}"):
+            entry = table.get(key)
+            if isinstance(entry, dict) and entry.get("mode") in (None, "chat", "responses"):
+                return entry
+    return None
+
+
+#: Context windows reported by local servers (Ollama's ``/api/show``), by model name.
+_reported_windows: dict[str, int] = {}
+
+
+def remember_context_window(ref: ModelRef, tokens: int) -> None:
+    """Record the window a local server reported for ``ref`` (used when nothing else says)."""
+    if tokens > 0:
+        _reported_windows[ref.for_litellm.litellm_name] = tokens
+
+
+def forget_reported_windows() -> None:
+    _reported_windows.clear()
+
+
+def reported_context_window(ref: ModelRef) -> int | None:
+    return _reported_windows.get(ref.for_litellm.litellm_name)
 
 
 def _int(value: Any) -> int | None:
@@ -123,9 +225,12 @@ def model_info(ref: ModelRef, overrides: dict[str, Any] | None = None) -> ModelI
             cache_write_cost=_float(entry.get("cache_creation_input_token_cost")),
             supports_reasoning=bool(entry.get("supports_reasoning")),
             known=True,
+            mode=entry.get("mode") if isinstance(entry.get("mode"), str) else None,
         )
-    override = (overrides or {}).get(ref.litellm_name)
-    if isinstance(override, dict):
+    if info.context_window is None and reported_context_window(ref):
+        info = replace(info, context_window=reported_context_window(ref))
+    override = model_settings(ref, overrides)
+    if override:
         fields: dict[str, Any] = {}
         for key, attr in (
             ("contextWindow", "context_window"),
@@ -134,13 +239,29 @@ def model_info(ref: ModelRef, overrides: dict[str, Any] | None = None) -> ModelI
         ):
             if _int(override.get(key)):
                 fields[attr] = _int(override.get(key))
-        for key, attr in (("inputCost", "input_cost"), ("outputCost", "output_cost")):
+        for key, attr in (
+            ("inputCost", "input_cost"),
+            ("outputCost", "output_cost"),
+            ("cacheReadCost", "cache_read_cost"),
+            ("cacheWriteCost", "cache_write_cost"),
+        ):
             if key in override:
                 fields[attr] = _float(override.get(key)) / 1_000_000  # settings: $ per 1M
         if "reasoning" in override:
             fields["supports_reasoning"] = bool(override["reasoning"])
         info = replace(info, **fields)
     return info
+
+
+def model_settings(ref: ModelRef, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``models[...]`` settings entry of ``ref`` under any of its spellings (or ``{}``)."""
+    if not isinstance(overrides, dict):
+        return {}
+    for name in ref.names:
+        entry = overrides.get(name)
+        if isinstance(entry, dict):
+            return entry
+    return {}
 
 
 def default_model_name(settings_value: Any) -> str | None:

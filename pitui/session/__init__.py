@@ -7,11 +7,19 @@ from pitui.session.branching import clone, create_branched_session, fork
 from pitui.session.errors import (
     EntryNotFoundError,
     ReadOnlySessionError,
+    SessionChangedError,
     SessionError,
     SessionFileError,
     SessionWriteError,
 )
-from pitui.session.events import EntryAppended, LeafMoved, SessionEvent, SessionSwitched
+from pitui.session.events import (
+    EntriesReloaded,
+    EntryAppended,
+    FileChanged,
+    LeafMoved,
+    SessionEvent,
+    SessionSwitched,
+)
 from pitui.session.loader import LoadWarning
 from pitui.session.node import LEAF_MARKER_TYPE, Node
 from pitui.session.projection import Projection
@@ -20,13 +28,16 @@ from pitui.session.store import SessionStore
 
 __all__ = [
     "LEAF_MARKER_TYPE",
+    "EntriesReloaded",
     "EntryAppended",
     "EntryNotFoundError",
+    "FileChanged",
     "LeafMoved",
     "LoadWarning",
     "Node",
     "Projection",
     "ReadOnlySessionError",
+    "SessionChangedError",
     "SessionError",
     "SessionEvent",
     "SessionFileError",

@@ -7,14 +7,19 @@ from typing import Any
 
 import orjson
 
+from pitui.deepjson import dumps as deep_dumps
+
 
 def dumps_line(obj: Any) -> bytes:
-    """Compact JSON for one line, newline included. Non-ASCII stays UTF-8 (as JSON.stringify)."""
+    """Compact JSON for one line, newline included. Non-ASCII stays UTF-8 (as JSON.stringify).
+
+    Any depth: orjson stops at 255 levels, the fallback does not."""
     try:
         return orjson.dumps(obj) + b"\n"
     except TypeError:
-        # Lone surrogates cannot be UTF-8 encoded; JSON.stringify writes them as \\u escapes.
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
+        # Lone surrogates cannot be UTF-8 encoded (JSON.stringify writes them as \\u escapes);
+        # orjson also refuses integers past 64 bits and more than 255 levels of nesting.
+        return deep_dumps(obj, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
 
 
 def _reject_constant(name: str) -> Any:
@@ -39,9 +44,9 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 
 def dumps_pretty(obj: Any) -> str:
-    """Indented JSON for people; falls back to the stdlib for what orjson refuses (lone
-    surrogates, integers past 64 bits)."""
+    """Indented JSON for people, at any depth; falls back to the stdlib for what orjson refuses
+    (lone surrogates, integers past 64 bits, more than 255 levels)."""
     try:
         return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode()
     except TypeError:
-        return json.dumps(obj, indent=2, ensure_ascii=True)
+        return deep_dumps(obj, indent=2, ensure_ascii=True)

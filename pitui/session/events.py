@@ -23,4 +23,22 @@ class SessionSwitched:
     new_path: str | None
 
 
-SessionEvent = EntryAppended | LeafMoved | SessionSwitched
+@dataclass(frozen=True)
+class EntriesReloaded:
+    """Another writer (pi, a second tool) appended these entries to the file; they are now in
+    the store. The leaf does not move."""
+
+    entry_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FileChanged:
+    """The file was replaced, truncated, deleted or rewritten under the open session: the store
+    stopped writing (``message`` is the sentence to show, ``kind`` as in SessionChangedError)."""
+
+    kind: str
+    message: str
+    can_reopen: bool
+
+
+SessionEvent = EntryAppended | LeafMoved | SessionSwitched | EntriesReloaded | FileChanged

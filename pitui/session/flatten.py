@@ -1,23 +1,22 @@
-"""Flattening the session tree for display, as pi's tree selector does.
+"""What the session tree shows: pi's filter modes, and the rows with their gutters.
 
-Pre-order; at each node the child holding the active leaf comes first, the others follow in
-tree order (timestamp, ties in file order). Filtered-out entries are skipped and their children
-re-attach to the nearest shown ancestor. Iterative throughout: chains can be 100k entries deep.
+The layout itself (order, nesting, folds, the active path) is :mod:`pitui.session.tree_layout`;
+``pitui tree``, /export and the TUI's tree all use it.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from pitui.session.ids import iso_to_ms
+from pitui.session.line_reader import LineReader
 from pitui.session.node import Node
 from pitui.session.shapes import BOOKKEEPING_TYPES
 from pitui.session.store import SessionStore
+from pitui.session.tree_layout import Shown, Tick, TreeLayout
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 
@@ -36,7 +35,17 @@ class _EntryProbe(msgspec.Struct, gc=False):
     message: _MessageProbe | None = None
 
 
+class _StopProbe(msgspec.Struct, gc=False):
+    stopReason: Any = None
+
+
+class _EntryStopProbe(msgspec.Struct, gc=False):
+    message: _StopProbe | None = None
+
+
 _probe_decoder = msgspec.json.Decoder(_EntryProbe)
+_stop_decoder = msgspec.json.Decoder(_EntryStopProbe)
+_NORMAL_STOPS = (None, "stop", "toolUse")
 
 
 def _text_block_has_text(block: _TextBlock) -> bool:
@@ -45,29 +54,49 @@ def _text_block_has_text(block: _TextBlock) -> bool:
     return bool(str(block.text).strip())
 
 
-def _assistant_hidden(store: SessionStore, node: Node) -> bool:
+def _assistant_hidden(store: SessionStore, node: Node, read: Callable[[Node], bytes]) -> bool:
     """pi's always-on rule: an assistant message without text, stopped normally, is hidden.
 
     Reads only the fields it needs from the stored line when the entry is not parsed yet, so
-    opening the tree does not keep every assistant message parsed in memory.
+    opening the tree does not keep every assistant message parsed in memory. A line without a
+    ``"text"`` key nor a string ``content`` has no text (tool calls only): only its stop
+    reason is decoded.
     """
     data = node.data
     if data is None:
         try:
-            probe = _probe_decoder.decode(store.raw_line(node))
-        except (msgspec.DecodeError, OSError):
+            raw = read(node)
+        except OSError:
+            raw = None
+        if (
+            raw is not None
+            and b'"text"' not in raw
+            and b'"content":"' not in raw
+            and b'"content": "' not in raw
+        ):
+            try:
+                stopped = _stop_decoder.decode(raw).message
+            except msgspec.DecodeError:
+                stopped = None
+            else:
+                return (stopped.stopReason if stopped is not None else None) in _NORMAL_STOPS
+        try:
+            probe = _probe_decoder.decode(raw) if raw is not None else None
+        except msgspec.DecodeError:
             probe = None
         if probe is not None:
             message = probe.message
             content = message.content if message is not None else None
+            has_text = False
             if isinstance(content, str):
                 has_text = bool(content.strip())
-            elif isinstance(content, list):
-                has_text = any(_text_block_has_text(b) for b in content)
-            else:
-                has_text = False
+            elif content:
+                for block in content:
+                    if block.type == "text" and _text_block_has_text(block):
+                        has_text = True
+                        break
             stop = message.stopReason if message is not None else None
-            return not has_text and stop in (None, "stop", "toolUse")
+            return not has_text and stop in _NORMAL_STOPS
     entry = store.data(node)
     message_data = entry.get("message") or {}
     content_data = message_data.get("content")
@@ -81,89 +110,33 @@ def _assistant_hidden(store: SessionStore, node: Node) -> bool:
     return not has_text and message_data.get("stopReason") in (None, "stop", "toolUse")
 
 
-def make_filter(store: SessionStore, mode: str) -> Callable[[Node], bool]:
-    """Is an entry shown in filter ``mode`` (pi's rules); assistant messages are read without
-    keeping them parsed."""
-    leaf = store.leaf
+def make_filter(store: SessionStore, mode: str, reader: LineReader | None = None) -> Shown:
+    """``shown(node, leaf)`` for filter ``mode`` (pi's rules). Assistant messages are read
+    (through ``reader`` when given) without keeping them parsed; a text-less one is shown only
+    while it is the leaf."""
+    read = reader.line if reader is not None else store.raw_line
 
-    def base(node: Node) -> bool:
+    def base(node: Node, leaf: Node | None) -> bool:
         if node.type == "usage" or node.hidden:
             return False
         return not (
             node.type == "message"
             and node.role == "assistant"
             and node is not leaf
-            and _assistant_hidden(store, node)
+            and _assistant_hidden(store, node, read)
         )
 
     if mode == "all":
         return base
     if mode == "user-only":
-        return lambda n: n.type == "message" and n.role == "user" and base(n)
+        return lambda n, leaf: n.type == "message" and n.role == "user" and base(n, leaf)
     if mode == "labeled-only":
-        return lambda n: store.label_of(n.id) is not None and base(n)
+        return lambda n, leaf: store.label_of(n.id) is not None and base(n, leaf)
     if mode == "no-tools":
-        return lambda n: n.type not in BOOKKEEPING_TYPES and n.role != "toolResult" and base(n)
-    return lambda n: n.type not in BOOKKEEPING_TYPES and base(n)
-
-
-def _timestamp_key(node: Node) -> float:
-    ms = iso_to_ms(node.timestamp)
-    return ms if ms is not None else math.inf
-
-
-def shown_children(
-    store: SessionStore, shown: Callable[[Node], bool], path_ids: set[str]
-) -> dict[str | None, list[Node]]:
-    """Shown parent id (None: top level) → shown children in display order.
-
-    Children in tree order, the one holding the active leaf first; hidden entries' children
-    re-attach to the nearest shown ancestor. One pass over the entries in file order.
-    """
-    kids: dict[str, list[Node]] = {}
-    roots: list[Node] = []
-    for node in store.nodes():
-        parent = node.parent
-        while parent is not None and parent.hidden:
-            parent = parent.parent
-        if parent is None:
-            roots.append(node)
-        else:
-            siblings = kids.get(parent.id)
-            if siblings is None:
-                kids[parent.id] = [node]
-            else:
-                siblings.append(node)
-
-    def ordered(nodes: list[Node], by_time: bool) -> list[Node]:
-        if len(nodes) < 2:
-            return nodes
-        if by_time:
-            nodes = sorted(nodes, key=_timestamp_key)
-        first = [n for n in nodes if n.id in path_ids]
-        if not first:
-            return nodes
-        return first + [n for n in nodes if n.id not in path_ids]
-
-    out: dict[str | None, list[Node]] = {}
-    stack: list[tuple[Node, str | None]] = [(r, None) for r in reversed(ordered(roots, False))]
-    pop, extend = stack.pop, stack.extend
-    while stack:
-        node, anchor = pop()
-        if shown(node):
-            siblings = out.get(anchor)
-            if siblings is None:
-                out[anchor] = [node]
-            else:
-                siblings.append(node)
-            anchor = node.id
-        children = kids.get(node.id)
-        if children:
-            if len(children) == 1:
-                stack.append((children[0], anchor))
-            else:
-                extend((c, anchor) for c in reversed(ordered(children, True)))
-    return out
+        return lambda n, leaf: (
+            n.type not in BOOKKEEPING_TYPES and n.role != "toolResult" and base(n, leaf)
+        )
+    return lambda n, leaf: n.type not in BOOKKEEPING_TYPES and base(n, leaf)
 
 
 @dataclass
@@ -174,39 +147,28 @@ class Row:
     on_path: bool
 
 
-def visible_children(
-    store: SessionStore, shown: Callable[[Node], bool]
-) -> dict[str | None, list[Node]]:
-    """Shown parent id (None: top level) → shown children in display order."""
-    return shown_children(store, shown, {n.id for n in store.path_to()})
+def layout_tree(
+    store: SessionStore, mode: str = "default", *, tick: Tick | None = None
+) -> TreeLayout:
+    """The tree's rows for filter ``mode``."""
+    with LineReader(store) as reader:
+        return TreeLayout.build(store, make_filter(store, mode, reader), tick=tick)
+
+
+def iter_rows(tree: TreeLayout) -> Iterator[Row]:
+    """Every row with its gutter and connector, top to bottom (folds ignored)."""
+    for seg in tree.segments():
+        connector = tree.connector(seg, 0)
+        head_gutter = tree.gutter(seg)
+        chain_gutter = tree.row_gutter(seg, 1)
+        path = seg.path
+        for k, node in enumerate(seg.nodes):
+            if k:
+                yield Row(node, chain_gutter, "", k < path)
+            else:
+                yield Row(node, head_gutter, connector, path > 0)
 
 
 def flatten(store: SessionStore, mode: str = "default") -> list[Row]:
-    """Rows with tree gutters: nesting only at branch points."""
-    children = visible_children(store, make_filter(store, mode))
-    path_ids = {n.id for n in store.path_to()}
-    rows: list[Row] = []
-    top = children.get(None, [])
-    # (node, gutter, connector, gutter for its children when they do not branch)
-    stack: list[tuple[Node, str, str, str]] = []
-    multi_top = len(top) > 1
-    for i, node in reversed(list(enumerate(top))):
-        last = i == len(top) - 1
-        if multi_top:
-            stack.append((node, "", "└─ " if last else "├─ ", "   " if last else "│  "))
-        else:
-            stack.append((node, "", "", ""))
-    while stack:
-        node, gutter, connector, inner = stack.pop()
-        rows.append(Row(node, gutter, connector, node.id in path_ids))
-        kids = children.get(node.id, [])
-        child_gutter = gutter + inner
-        if len(kids) == 1:
-            stack.append((kids[0], child_gutter, "", ""))
-        else:
-            for i, kid in reversed(list(enumerate(kids))):
-                last = i == len(kids) - 1
-                stack.append(
-                    (kid, child_gutter, "└─ " if last else "├─ ", "   " if last else "│  ")
-                )
-    return rows
+    """Rows with tree gutters: nesting only at branch points (``pitui tree``, /export)."""
+    return list(iter_rows(layout_tree(store, mode)))

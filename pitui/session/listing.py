@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from pitui.files import open_regular
 from pitui.session import codec
 from pitui.session.ids import iso_to_ms, ms_to_iso
 from pitui.session.loader import BOM, read_header
@@ -52,11 +53,15 @@ class SessionInfo:
 
 
 def read_session_info(path: Path) -> SessionInfo | None:
-    """Summary of one file, or None when it is not a session (no header)."""
+    """Summary of one file, or None when it is not a session (no header) or not a regular
+    file (a FIFO in the folder must not block the listing)."""
     try:
-        mtime = os.stat(path).st_mtime * 1000
-        with open(path, "rb") as f:
-            return _scan(path, f, mtime)
+        fd, info = open_regular(path)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            return _scan(path, f, info.st_mtime * 1000)
     except OSError:
         return None
 
@@ -163,3 +168,27 @@ def find_most_recent(folder: Path, cwd: str | None = None) -> Path | None:
         if best is None or mtime > best[0]:
             best = (mtime, path)
     return best[1] if best else None
+
+
+def unique_prefixes(ids: list[str], minimum: int = 8) -> dict[str, str]:
+    """The shortest prefix of each id (at least ``minimum`` characters) that no other id in
+    ``ids`` starts with, like git's abbreviated hashes; an id that is a prefix of another is
+    given whole."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for index, value in enumerate(ordered):
+        need = minimum
+        for other in (
+            ordered[index - 1] if index else None,
+            ordered[index + 1] if index + 1 < len(ordered) else None,
+        ):
+            if other is None:
+                continue
+            common = 0
+            for a, b in zip(value, other, strict=False):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        out[value] = value[:need]
+    return out

@@ -7,8 +7,10 @@ Legacy files (v1, v2) are parsed in full and migrated in memory.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
+import os
 from collections import deque
 from dataclasses import dataclass, field
 from itertools import accumulate, count, repeat
@@ -18,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from pitui.files import NotRegularFileError, open_regular
 from pitui.session import codec
 from pitui.session.errors import SessionFileError
 from pitui.session.migrate import CURRENT_VERSION, header_version, migrate_entries
@@ -53,6 +56,27 @@ class TailState:
     offset: int = 0  # where the torn bytes start (for "torn")
 
 
+SIGNATURE_BYTES = 64
+"""How many bytes before the end of what was read identify the file's content (see
+:class:`FileSnapshot`)."""
+
+
+@dataclass(frozen=True)
+class FileSnapshot:
+    """What a session file was when it was last read or written by this process.
+
+    ``size`` bytes were read; ``signature`` is the last ``SIGNATURE_BYTES`` of them. The file is
+    still "the same file, maybe appended to" while its device and inode match, it is not
+    shorter, and the bytes before ``size`` still end with ``signature``.
+    """
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    signature: bytes
+
+
 @dataclass
 class LoadResult:
     header: dict[str, Any] | None
@@ -63,46 +87,78 @@ class LoadResult:
     header_raw: bytes = b""
     eager: list[Node] = field(default_factory=list)
     """Label, session_info and custom nodes (parsed in full at load)."""
+    snapshot: FileSnapshot | None = None
+    end: int = 0
+    """Offset after the last line that was read as a line (a torn tail starts here)."""
+    lines: int = 0
+    """Lines read so far (the next line's number is ``lines + 1``)."""
+    fd: int | None = None
+    """A read-only descriptor on the file that was read (``keep_open=True``; the caller owns it)."""
 
 
 def _refuse(path: Path, message: str, kind: str) -> SessionFileError:
     return SessionFileError(message, kind)
 
 
-def load_session_file(path: Path) -> LoadResult:
-    """Read ``path``; :class:`SessionFileError` if it is missing, unreadable or not a session.
+def open_session_fd(path: Path) -> tuple[int, os.stat_result]:
+    """Open ``path`` for reading: never blocks, refuses anything but a regular file.
 
-    An empty (0-byte) file gives ``LoadResult(header=None)``: an empty session.
+    Raises :class:`SessionFileError` (one sentence) when it is missing, unreadable, a
+    directory, a FIFO, a device or a socket.
     """
     try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
+        return open_regular(path)
     except FileNotFoundError:
         raise _refuse(path, f"Session file {path} does not exist.", "missing") from None
-    except IsADirectoryError:
-        raise _refuse(path, f"{path} is a directory, not a session file.", "unreadable") from None
+    except NotRegularFileError as exc:
+        if exc.is_directory:
+            message = f"{path} is a directory, not a session file."
+        else:
+            message = f"{path} is {exc.kind}, not a regular file, so it cannot be a session file."
+        raise _refuse(path, message, "unreadable") from None
     except PermissionError:
         raise _refuse(path, f"Cannot read {path}: permission denied.", "unreadable") from None
     except OSError as exc:
         raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
+
+
+def load_session_file(path: Path, *, keep_open: bool = False) -> LoadResult:
+    """Read ``path``; :class:`SessionFileError` if it is missing, unreadable or not a session.
+
+    Reads exactly the bytes the file held when it was opened (a file that grows meanwhile is
+    never chased). An empty (0-byte) file gives ``LoadResult(header=None)``: an empty session.
+    With ``keep_open`` the descriptor it read stays open in ``LoadResult.fd``.
+    """
+    fd, info = open_session_fd(path)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        with f:
-            try:
-                return _read(f, path)
-            except IsADirectoryError:
+        try:
+            result = _read(fd, path, info)
+        except OSError as exc:
+            if exc.errno == errno.EISDIR:
                 raise _refuse(
                     path, f"{path} is a directory, not a session file.", "unreadable"
                 ) from None
-            except OSError as exc:
-                if exc.errno == errno.EISDIR:
-                    raise _refuse(
-                        path, f"{path} is a directory, not a session file.", "unreadable"
-                    ) from None
-                raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
+            raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
+    except BaseException:
+        os.close(fd)
+        raise
     finally:
         if gc_was_enabled:
             gc.enable()
+    if keep_open:
+        result.fd = fd
+    else:
+        os.close(fd)
+    return result
+
+
+def snapshot_of(fd: int, info: os.stat_result, size: int) -> FileSnapshot:
+    """The :class:`FileSnapshot` of ``fd`` after ``size`` bytes of it are known."""
+    start = max(0, size - SIGNATURE_BYTES)
+    signature = os.pread(fd, size - start, start) if size else b""
+    return FileSnapshot(info.st_dev, info.st_ino, size, info.st_mtime_ns, signature)
 
 
 class _Reader:
@@ -278,6 +334,10 @@ class _Reader:
         pairs = migrate_entries(self.result.header, [(ln, obj) for ln, _, _, obj in self.legacy])
         self.result.migrated = True
         for (line_no, offset, length, _), (_, obj) in zip(self.legacy, pairs, strict=True):
+            if not isinstance(obj.get("id"), str):
+                # v2 entries carry their own ids; one without is not an entry (as in v3).
+                self.warn(line_no, "valid JSON but not a session entry (no id), skipped")
+                continue
             message = obj.get("message")
             role = message.get("role") if isinstance(message, dict) else None
             parent = obj.get("parentId")
@@ -297,35 +357,60 @@ class _Reader:
             self.result.nodes.append(node)
 
 
-def _read(f: Any, path: Path) -> LoadResult:
+def _read(fd: int, path: Path, info: os.stat_result) -> LoadResult:
     reader = _Reader(path)
+    size = info.st_size
+    end, line_no = _scan(reader, fd, 0, size, 0, strip_bom=True)
+    result = reader.result
+    result.end, result.lines = end, line_no
+    if result.header is None:
+        if size == 0:
+            result.snapshot = snapshot_of(fd, info, 0)
+            return result
+        raise _refuse(
+            path, f"{path} is not a pi session file (it has no session header).", "invalid"
+        )
+    if reader.legacy is not None:
+        reader.finish_legacy()
+    result.snapshot = snapshot_of(fd, info, size)
+    return result
+
+
+def _scan(
+    reader: _Reader, fd: int, start: int, stop: int, line_no: int, *, strip_bom: bool = False
+) -> tuple[int, int]:
+    """Feed the lines of bytes ``[start, stop)`` of ``fd`` to ``reader``.
+
+    Returns ``(end, line_no)``: the offset after the last line read as a line (a last line
+    without newline counts when it parses; a torn one does not, and ``reader.result.tail``
+    says where it starts) and the number of the last line.
+    """
     carry = b""
-    carry_offset = 0
-    line_no = 0
-    first = True
-    total = 0
-    while True:
-        chunk = f.read(CHUNK_SIZE)
+    carry_offset = start
+    first = strip_bom
+    pos = start
+    while pos < stop:
+        chunk = os.pread(fd, min(CHUNK_SIZE, stop - pos), pos)
         if not chunk:
-            break
-        total += len(chunk)
+            break  # the file shrank while it was read: what is there is what counts
+        pos += len(chunk)
         if first:
             first = False
             if chunk.startswith(BOM):
                 chunk = chunk[len(BOM) :]
-                carry_offset = len(BOM)
+                carry_offset = start + len(BOM)
         lines = chunk.split(b"\n")
         if carry:
             lines[0] = carry + lines[0]
         carry = lines.pop()
         offset = carry_offset
-        start = 0
-        while start < len(lines) and not reader.ready:
+        index = 0
+        while index < len(lines) and not reader.ready:
             line_no += 1
-            reader.feed(line_no, offset, lines[start], False)
-            offset += len(lines[start]) + 1
-            start += 1
-        rest = lines[start:] if start else lines
+            reader.feed(line_no, offset, lines[index], False)
+            offset += len(lines[index]) + 1
+            index += 1
+        rest = lines[index:] if index else lines
         end = reader.fast_chunk(rest, line_no + 1, offset) if rest and reader.ready else None
         if end is not None:
             line_no += len(rest)
@@ -337,30 +422,63 @@ def _read(f: Any, path: Path) -> LoadResult:
                 offset += len(raw) + 1
         carry_offset = offset
     result = reader.result
+    end = carry_offset
     if carry:
+        result.tail = TailState()
+        reader.feed(line_no + 1, carry_offset, carry, True)
+        if result.tail.kind == "torn":
+            return end, line_no  # not a line (yet): its bytes are not consumed
         line_no += 1
-        reader.feed(line_no, carry_offset, carry, True)
-        if result.tail.kind != "torn":
-            # A complete last line (or trailing blanks) that only lacks its newline.
-            result.tail = TailState("no_newline", carry_offset)
-    if result.header is None:
-        if total == 0:
-            return result
-        raise _refuse(
-            path, f"{path} is not a pi session file (it has no session header).", "invalid"
-        )
-    if reader.legacy is not None:
-        reader.finish_legacy()
-    return result
+        end = carry_offset + len(carry)
+        # A complete last line (or trailing blanks) that only lacks its newline.
+        result.tail = TailState("no_newline", carry_offset)
+    else:
+        result.tail = TailState()
+    return end, line_no
+
+
+@dataclass
+class MoreLines:
+    """Lines another writer appended to an open session (see :func:`read_more`)."""
+
+    nodes: list[Node]
+    eager: list[Node]
+    warnings: list[LoadWarning]
+    end: int
+    lines: int
+    tail: TailState
+
+
+def read_more(
+    fd: int, path: Path, header: dict[str, Any], start: int, stop: int, line_no: int
+) -> MoreLines:
+    """Parse the v3 lines in bytes ``[start, stop)`` of an open session file.
+
+    Only complete lines count; a last line without newline that does not parse is left for
+    later (it may still be being written), and ``tail`` says where it starts.
+    """
+    reader = _Reader(path)
+    reader.result.header = header
+    end, lines = _scan(reader, fd, start, stop, line_no)
+    result = reader.result
+    return MoreLines(result.nodes, result.eager, result.warnings, end, lines, result.tail)
 
 
 def read_header(path: Path, limit: int = 1024 * 1024) -> dict[str, Any] | None:
-    """The session header of ``path`` (first parsed line within ``limit`` bytes), or None."""
+    """The session header of ``path`` (first parsed line within ``limit`` bytes), or None.
+
+    None too for anything that is not a regular file (never blocks on a FIFO)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(limit)
+        fd, _ = open_regular(path)
     except OSError:
         return None
+    try:
+        data = os.pread(fd, limit, 0)
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
     if data.startswith(BOM):
         data = data[len(BOM) :]
     for raw in data.split(b"\n"):
@@ -380,4 +498,15 @@ def read_header(path: Path, limit: int = 1024 * 1024) -> dict[str, Any] | None:
     return None
 
 
-__all__ = ["LoadResult", "LoadWarning", "TailState", "load_session_file", "read_header"]
+__all__ = [
+    "FileSnapshot",
+    "LoadResult",
+    "LoadWarning",
+    "MoreLines",
+    "TailState",
+    "load_session_file",
+    "open_session_fd",
+    "read_header",
+    "read_more",
+    "snapshot_of",
+]

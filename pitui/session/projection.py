@@ -186,6 +186,13 @@ def build_projection(
     return proj
 
 
+def extends_parent_projection(node: Node) -> bool:
+    """Is the projection at ``node`` its parent's plus ``entry_messages(node)``? Not for a
+    compaction (a new head), a ``context_edit`` (changes earlier messages) or a hidden marker.
+    (An entry that some ``context_edit`` targets is the caller's to check.)"""
+    return node.type not in ("compaction", "context_edit") and not node.hidden
+
+
 def model_from_entry(entry: dict[str, Any]) -> dict[str, Any] | None:
     """``{provider, modelId}`` from a model_change entry or an assistant message entry."""
     if entry.get("type") == "model_change":

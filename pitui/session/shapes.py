@@ -74,6 +74,12 @@ class AssistantMessage(TypedDict, total=False):
     timestamp: int
 
 
+class NestedCalls(TypedDict, total=False):
+    """Calls a tool made itself (pi's code mode), each ``{name, arguments, ...}``."""
+
+    calls: list[dict[str, Any]]
+
+
 class ToolResultMessage(TypedDict, total=False):
     role: Literal["toolResult"]
     toolCallId: str
@@ -81,6 +87,8 @@ class ToolResultMessage(TypedDict, total=False):
     content: list[TextBlock | ImageBlock]
     details: Any
     isError: bool
+    nestedCalls: NestedCalls
+    usage: Usage
     timestamp: int
 
 
@@ -359,6 +367,15 @@ def tool_calls(message: Any) -> list[dict[str, Any]]:
     if not isinstance(message, dict):
         return []
     return [b for b in blocks(message.get("content")) if b.get("type") == "toolCall"]
+
+
+def nested_calls(message: Any) -> list[dict[str, Any]]:
+    """The calls a tool made itself (pi's code mode): ``toolResult.nestedCalls.calls``."""
+    if not isinstance(message, dict):
+        return []
+    nested = message.get("nestedCalls")
+    calls = nested.get("calls") if isinstance(nested, dict) else None
+    return blocks(calls)
 
 
 def entry_message(entry: Any) -> dict[str, Any] | None:

@@ -7,13 +7,15 @@ second: if the write fails the store is unchanged and the caller gets ``SessionW
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
-from itertools import compress
-from operator import attrgetter, not_
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, is_, not_
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +23,36 @@ from pitui.session import codec
 from pitui.session.appends import EntryAppends
 from pitui.session.disk import SessionDisk
 from pitui.session.entries import new_header, session_file_name
-from pitui.session.errors import EntryNotFoundError, ReadOnlySessionError
-from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
-from pitui.session.ids import iso_to_ms
+from pitui.session.errors import (
+    EntryNotFoundError,
+    ReadOnlySessionError,
+    SessionChangedError,
+    SessionError,
+)
+from pitui.session.events import (
+    EntriesReloaded,
+    EntryAppended,
+    FileChanged,
+    LeafMoved,
+    SessionEvent,
+)
+from pitui.session.ids import iso_to_ms, new_entry_id
 from pitui.session.index import build_children, link_nodes
-from pitui.session.loader import LoadResult, LoadWarning, load_session_file
+from pitui.session.loader import LoadResult, LoadWarning, MoreLines, load_session_file
 from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
-from pitui.session.projection import Projection, build_projection, entry_messages, model_from_entry
+from pitui.session.projection import (
+    Projection,
+    build_projection,
+    entry_messages,
+    extends_parent_projection,
+    model_from_entry,
+)
 from pitui.session.shapes import message_text
 from pitui.session.writer import create_exclusive
 
 _PROJECTION_CACHE_SIZE = 16
 _parent_of = attrgetter("parent")
+_hidden_of = attrgetter("hidden")
 
 
 def _is_compaction(node: Node) -> bool:
@@ -45,6 +65,25 @@ def _is_model_source(node: Node) -> bool:
 
 def _is_thinking_source(node: Node) -> bool:
     return node.type == "thinking_level_change"
+
+
+def _visible(node: Node | None) -> Node | None:
+    """``node`` or its nearest ancestor that is not a hidden marker."""
+    while node is not None and node.hidden:
+        node = node.parent
+    return node
+
+
+@dataclass(frozen=True)
+class BranchPosition:
+    """See :meth:`SessionStore.branch_position`."""
+
+    branch: tuple[int, int] | None
+    """(1-based index, sibling count) at the nearest fork above, or None on a linear path."""
+    leaf_children: int
+
+    def text(self) -> str:
+        return f"branch {self.branch[0]} of {self.branch[1]}" if self.branch else ""
 
 
 def _timestamp_key(node: Node) -> float:
@@ -101,8 +140,9 @@ class SessionStore(EntryAppends):
     ) -> SessionStore:
         """Open an existing session file. Never writes to it.
 
-        Raises :class:`SessionFileError` when it is missing, unreadable or not a session. When
-        another process holds it for writing, the store opens read-only and says why in
+        Raises :class:`SessionFileError` when it is missing, unreadable, not a regular file or
+        not a session. When it cannot be locked for writing (another process holds it, the disk
+        is full, the file is not writable) the store opens read-only and says why in
         ``read_only_reason``.
         """
         file_path = Path(path)
@@ -120,7 +160,7 @@ class SessionStore(EntryAppends):
     def _open(
         cls, file_path: Path, read_only: bool, folder: Path | None, cwd: str | None
     ) -> SessionStore:
-        load = load_session_file(file_path)
+        load = load_session_file(file_path, keep_open=True)
         header = load.header
         if header is None:
             # An empty (0-byte) file: a new session that will be written to this path.
@@ -135,13 +175,18 @@ class SessionStore(EntryAppends):
         return store
 
     def _take_lock(self) -> None:
-        holder = self._disk.take_lock()
-        if holder is not None:
-            self.read_only = True
+        """Lock the file; if it cannot be locked it is never written: read-only, with why."""
+        attempt = self._disk.take_lock()
+        if attempt.lock is not None:
+            return
+        self.read_only = True
+        if attempt.holder is not None:
             self.read_only_reason = (
-                f"This session is open in another pitui ({holder}); it is shown read-only. "
-                "Fork or clone it to continue here."
+                f"This session is open in another pitui ({attempt.holder}); it is shown "
+                "read-only. Fork or clone it to continue here."
             )
+        else:
+            self.read_only_reason = attempt.problem
 
     @classmethod
     def open_or_create(
@@ -232,6 +277,11 @@ class SessionStore(EntryAppends):
     def label_of(self, entry_id: str) -> str | None:
         return self._labels.get(entry_id)
 
+    @property
+    def entry_count(self) -> int:
+        """Entries in memory, hidden leaf markers included (O(1); ``len()`` counts visible)."""
+        return len(self._nodes)
+
     def __len__(self) -> int:
         return sum(1 for n in self._nodes if not n.hidden)
 
@@ -245,7 +295,10 @@ class SessionStore(EntryAppends):
     def node(self, entry_id: str) -> Node:
         node = self._by_id.get(entry_id)
         if node is None:
-            raise EntryNotFoundError(entry_id)
+            self._sync_file()  # another writer may have appended it
+            node = self._by_id.get(entry_id)
+            if node is None:
+                raise EntryNotFoundError(entry_id)
         return node
 
     def get(self, entry_id: str) -> dict[str, Any]:
@@ -257,15 +310,140 @@ class SessionStore(EntryAppends):
         return self.data(node) if node is not None else None
 
     def data(self, node: Node) -> dict[str, Any]:
+        """The full entry of ``node``, parsed from its line on first use.
+
+        Raises :class:`SessionChangedError` (one sentence) if the line is no longer in the file
+        because another program truncated or rewrote it.
+        """
         if node.data is None:
-            node.data = codec.loads(self._disk.read_raw(node))
+            self._sync_file(for_read=True)
+            raw = self._disk.read_raw(node)
+            try:
+                data: Any = codec.loads(raw)
+            except ValueError:
+                data = None
+            problem = self._disk.check_read(node, data)
+            if problem is not None:
+                self._file_changed()
+                raise problem
+            node.data = data
         return node.data
+
+    def read(self, node: Node) -> dict[str, Any]:
+        """The full entry, parsed on demand but not kept (views of far-off entries)."""
+        if node.data is not None:
+            return node.data
+        return codec.loads(self._disk.read_raw(node))
+
+    @property
+    def lines_as_stored(self) -> bool:
+        """Every entry with a file offset is stored in :attr:`path` exactly as it is (false
+        for a migrated file until it is rewritten, and for a session not written yet)."""
+        return self._disk.on_disk and not self._disk.needs_rewrite
+
+    def stored_span(self, node: Node) -> tuple[int, int] | None:
+        """``(offset, length)`` of ``node``'s line in :attr:`path` when the file holds it exactly
+        as it is (for bulk readers such as :class:`pitui.session.line_reader.LineReader`)."""
+        if self._disk.has_stored_line(node):
+            return node.offset, node.length
+        return None
 
     def raw_line(self, node: Node) -> bytes:
         """The entry's line as stored (without the newline); re-encoded if not stored as-is."""
         if self._disk.has_stored_line(node):
-            return self._disk.read_raw(node)
+            self._sync_file(for_read=True)
+            changed = self._disk.changed
+            if changed is None or changed.kind in ("replaced", "deleted"):
+                # (A replaced or deleted file is still read whole from the descriptor we hold.)
+                raw = self._disk.read_raw(node)
+                if len(raw) == node.length:
+                    return raw
+                self._disk.check_read(node, None)  # shorter: the file was cut
+                self._file_changed()
+            # The bytes at the old place may be anything now: only what parses is copied.
+            return codec.dumps_line(self.data(node))[:-1]
         return codec.dumps_line(self.data(node))[:-1]
+
+    # ------------------------------------------------------------------ the file changing
+
+    @property
+    def file_change(self) -> SessionChangedError | None:
+        """How the file changed under this store (it is read-only since), or None."""
+        return self._disk.changed
+
+    def refresh(self) -> None:
+        """Look at the file now: take in what another writer appended, or notice that it was
+        replaced, truncated or deleted (subscribers get ``EntriesReloaded`` / ``FileChanged``)."""
+        self._sync_file()
+
+    def reopen(self) -> SessionStore:
+        """Close this store and open the file as it is now (after :attr:`file_change`)."""
+        if self.path is None:
+            raise SessionError("This session has no file to reopen.")
+        self.close()
+        return type(self).open(self.path, folder=self.folder, cwd=self.cwd)
+
+    def _sync_file(self, for_read: bool = False) -> None:
+        disk = self._disk
+        if disk.changed is not None:
+            return
+        more = disk.sync(self.header, for_read=for_read)
+        if more is not None:
+            self._adopt(more)
+        if disk.changed is not None:
+            self._file_changed()
+
+    def _file_changed(self) -> None:
+        change = self._disk.changed
+        if change is None or self.read_only_reason == str(change):
+            return
+        self.read_only = True
+        self.read_only_reason = str(change)
+        self._emit(FileChanged(change.kind, str(change), change.can_reopen))
+
+    def _adopt(self, more: MoreLines, last_line: bool = True) -> None:
+        """Add entries another writer appended: linked, indexed, labels and names applied.
+
+        The leaf stays where it is (the user's branch does not jump to the other writer's).
+        ``last_line``: these are the file's last lines (else one of ours follows them)."""
+        self.warnings.extend(more.warnings)
+        added: list[Node] = []
+        children_built = self._children_built
+        for node in more.nodes:
+            if node.id in self._by_id:
+                self.warnings.append(
+                    LoadWarning(node.line, f"entry {node.id} was appended again; ignored")
+                )
+                continue
+            parent = self._by_id.get(node.parent_id) if node.parent_id is not None else None
+            if node.parent_id is not None and parent is None:
+                self.warnings.append(
+                    LoadWarning(
+                        node.line,
+                        f"entry {node.id} has a missing parent {node.parent_id}; shown as a root",
+                    )
+                )
+            node.parent = parent
+            node.depth = 0 if parent is None else (parent.depth + 1 if parent.depth >= 0 else -1)
+            self._nodes.append(node)
+            self._by_id[node.id] = node
+            if parent is None:
+                self._roots.append(node)
+            elif children_built:
+                parent.add_child(node)
+            if node.type == "label":
+                self._apply_label(node)
+            elif node.type == "session_info":
+                self._apply_name(node)
+            added.append(node)
+        if not added:
+            return
+        last = self._nodes[-1]
+        if last_line:
+            self._disk.reopen_leaf_id = (
+                (last.parent.id if last.parent else None) if last.hidden else last.id
+            )
+        self._emit(EntriesReloaded(tuple(n.id for n in added if not n.hidden)))
 
     # ------------------------------------------------------------------ tree
 
@@ -300,6 +478,74 @@ class SessionStore(EntryAppends):
             return kids
         return sorted(kids, key=_timestamp_key)
 
+    def branch_position(self, leaf_id: str | Any | None = UNSET) -> BranchPosition:
+        """Where ``leaf_id`` (default: the leaf) is in the tree: ``(index, count)`` among the
+        siblings at the fork nearest to it on its path (pi's tree order, as
+        :meth:`tree_children`), and how many children the leaf itself has (its next append
+        makes a new branch when it has some).
+
+        Never builds the whole-tree children index: with it already built the walk stops at
+        the nearest fork; without it, read-only passes over the skeletons count children (in
+        C, ~0.1 s at 1M entries), so it may run in a worker thread while the UI appends.
+        """
+        leaf = self.leaf if leaf_id is UNSET else (None if leaf_id is None else self.node(leaf_id))
+        leaf = _visible(leaf)
+        if leaf is None:
+            return BranchPosition(None, 0)
+        kids: Callable[[Node], list[Node]]
+        roots: Callable[[], list[Node]]
+        if self._children_built:
+            kids = self._indexed_children
+            count: Callable[[Node], int] = lambda n: len(self._indexed_children(n))  # noqa: E731
+            roots = self.roots
+        else:
+            nodes = list(self._nodes)  # a snapshot: the UI thread may append meanwhile
+            hidden = list(compress(nodes, map(_hidden_of, nodes)))
+            watch = {id(n) for n in self.path_to(leaf.id)} | {id(h) for h in hidden}
+            direct = Counter(filter(watch.__contains__, map(id, map(_parent_of, nodes))))
+
+            def count(node: Node) -> int:
+                total = direct.get(id(node), 0)
+                for h in hidden:
+                    if h.parent is node:
+                        total += count(h) - 1
+                return total
+
+            def kids(node: Node) -> list[Node]:
+                direct_kids = list(compress(nodes, map(is_, map(_parent_of, nodes), repeat(node))))
+                return self._lift(direct_kids, kids)
+
+            def roots() -> list[Node]:
+                return self._lift(list(self._roots), kids)
+
+        leaf_children = count(leaf)
+        cur = leaf
+        while True:
+            parent = _visible(cur.parent)
+            if parent is None:
+                siblings = roots()
+            elif count(parent) > 1:
+                siblings = sorted(kids(parent), key=_timestamp_key)
+            else:
+                cur = parent
+                continue
+            if len(siblings) > 1:
+                index = next((i for i, s in enumerate(siblings) if s is cur), 0)
+                return BranchPosition((index + 1, len(siblings)), leaf_children)
+            if parent is None:
+                return BranchPosition(None, leaf_children)
+            cur = parent
+
+    def _indexed_children(self, node: Node) -> list[Node]:
+        return self._lift_hidden(node.children or [])
+
+    @staticmethod
+    def _lift(nodes: list[Node], kids: Callable[[Node], list[Node]]) -> list[Node]:
+        out: list[Node] = []
+        for n in nodes:
+            out.extend(kids(n) if n.hidden else [n])
+        return out
+
     def _ensure_children(self) -> None:
         """Children lists are built on first use (the projection never needs them)."""
         if not self._children_built:
@@ -307,13 +553,17 @@ class SessionStore(EntryAppends):
             self._children_built = True
 
     def _lift_hidden(self, nodes: list[Node]) -> list[Node]:
+        """``nodes`` with each hidden marker replaced by its children, in order (iterative: a
+        chain of thousands of markers is fine)."""
         if not any(n.hidden for n in nodes):
             return list(nodes)
+        self._ensure_children()
         out: list[Node] = []
-        for n in nodes:
+        stack: list[Node] = list(reversed(nodes))
+        while stack:
+            n = stack.pop()
             if n.hidden:
-                self._ensure_children()
-                out.extend(self._lift_hidden(n.children or []))
+                stack.extend(reversed(n.children or []))
             else:
                 out.append(n)
         return out
@@ -464,7 +714,7 @@ class SessionStore(EntryAppends):
         parent = node.parent
         key = parent.id if parent is not None else None
         base = self._projections.get(key)
-        if base is None or node.type in ("compaction", "context_edit") or node.hidden:
+        if base is None or not extends_parent_projection(node):
             return
         projection = base.extended()
         projection.leaf_id = node.id
@@ -497,9 +747,17 @@ class SessionStore(EntryAppends):
 
     def _append(self, entry: dict[str, Any]) -> str:
         if self.read_only:
+            if self._disk.changed is not None:
+                raise self._disk.changed
             raise ReadOnlySessionError(
                 self.read_only_reason or "This session is open read-only; fork it to continue."
             )
+        # What another writer appended comes first; a file that changed otherwise stops here.
+        self._sync_file()
+        if self._disk.changed is not None:
+            raise self._disk.changed
+        if entry["id"] in self._by_id:  # the other writer took this id meanwhile
+            entry["id"] = new_entry_id(self._by_id)
         message = entry.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         node = make_node(
@@ -514,7 +772,9 @@ class SessionStore(EntryAppends):
             node.hidden = True
         parent = self._by_id.get(entry["parentId"]) if entry["parentId"] is not None else None
         # Disk first: raises before anything changes in memory.
-        self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
+        late = self._disk.persist(node, self.header, lambda: self._nodes, self.data, self.warnings)
+        if late is not None:
+            self._adopt(late, last_line=False)
         old_leaf = self.leaf_id
         node.parent = parent
         # Depth stays unknown (-1) until someone asks, if the parent's is not known yet.
@@ -560,7 +820,9 @@ class SessionStore(EntryAppends):
     # ------------------------------------------------------------------ closing
 
     def close(self) -> None:
-        """Release the file. If the leaf moved without an append, record it with a marker."""
+        """Release the file. If the leaf moved without an append, record it with a marker.
+
+        A file that changed underneath (see :attr:`file_change`) is left alone."""
         try:
             if (
                 not self.read_only
@@ -570,7 +832,9 @@ class SessionStore(EntryAppends):
                 leaf = self.leaf
                 entry = self._base("custom")
                 entry["customType"] = LEAF_MARKER_TYPE
-                self._append(entry)
+                # A changed file was reported once already; nothing may be written to it now.
+                with contextlib.suppress(SessionChangedError):
+                    self._append(entry)
                 self.leaf = leaf
         finally:
             self._disk.close()
@@ -583,14 +847,40 @@ class SessionStore(EntryAppends):
 
     # ------------------------------------------------------------------ copies
 
-    def save_copy(self, dest: str | os.PathLike[str]) -> None:
-        """Write header + every entry to ``dest``; stored lines are copied byte for byte."""
+    def save_copy(self, dest: str | os.PathLike[str]) -> int:
+        """Write header + every entry to ``dest`` (a new file); stored lines are copied byte for
+        byte. Returns how many entries could not be copied (0 unless the file was truncated or
+        rewritten by another program and their lines were never read)."""
         if self._header_raw and not self._disk.needs_rewrite:
             parts = [self._header_raw.removesuffix(b"\r") + b"\n"]
         else:
             parts = [codec.dumps_line(self.header)]
-        parts.extend(self.raw_line(n) + b"\n" for n in self._nodes)
+        lost = 0
+        for n in self._nodes:
+            try:
+                parts.append(self.raw_line(n) + b"\n")
+            except SessionChangedError:
+                lost += 1
         create_exclusive(Path(dest), b"".join(parts))
+        return lost
+
+    def recent_user_texts(self, limit: int) -> list[str]:
+        """The texts of the newest ``limit`` user messages on every branch, oldest first
+        (stripped, empty ones left out, consecutive repeats once): the prompt history.
+
+        Walks back from the end of the file and parses only what it returns.
+        """
+        newest_first: list[str] = []
+        for node in reversed(self._nodes):
+            if len(newest_first) >= limit:
+                break
+            if node.type != "message" or node.role != "user" or node.hidden:
+                continue
+            text = message_text(self.data(node).get("message"), "").strip()
+            if text and (not newest_first or newest_first[-1] != text):
+                newest_first.append(text)
+        newest_first.reverse()
+        return newest_first
 
     def user_messages(self) -> list[tuple[str, str]]:
         """(entry id, text) of every user message on every branch, in file order (fork picker)."""

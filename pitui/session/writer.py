@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 from pathlib import Path
 
@@ -62,9 +63,18 @@ class AppendWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            self._fd: int | None = os.open(
+                path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+            )
         except OSError as exc:
             raise write_error(path, exc) from None
+        self.inode = os.fstat(self._fd).st_ino
+
+    @property
+    def fd(self) -> int:
+        if self._fd is None:
+            raise SessionWriteError(f"Could not save the session to {self.path}: it is closed.")
+        return self._fd
 
     def append(self, data: bytes) -> int:
         """Append ``data``; return the offset it starts at. All or nothing."""
@@ -89,27 +99,41 @@ class AppendWriter:
             self._fd = None
 
 
-def create_exclusive(path: Path, data: bytes) -> None:
-    """Create ``path`` (which must not exist) holding ``data``; nothing is left on failure."""
+def create_exclusive(path: Path, data: bytes, *, keep_locked: bool = False) -> int | None:
+    """Create ``path`` (which must not exist) holding ``data``; nothing is left on failure.
+
+    With ``keep_locked`` the new file is ``flock``ed before any byte is written (no other
+    process can lock it first) and the descriptor is returned, still locked; the caller owns it.
+    """
     try:
         ensure_folder(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise write_error(path, exc) from None
     try:
+        if keep_locked:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _write_all(fd, data)
     except OSError as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise write_error(path, exc) from None
+    if keep_locked:
+        return fd
     os.close(fd)
+    return None
 
 
-def rewrite_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via temp file + fsync + rename, keeping ``<path>.bak``."""
+def rewrite_atomically(path: Path, data: bytes) -> int:
+    """Replace ``path`` with ``data`` via temp file + fsync + rename, keeping ``<path>.bak``.
+
+    Returns a read-only descriptor on the new file, ``flock``ed before the rename: the single
+    writer's lock moves with the file, there is no moment where the new file is unlocked.
+    """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     bak = path.with_name(path.name + ".bak")
+    reader: int | None = None
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
@@ -117,6 +141,8 @@ def rewrite_atomically(path: Path, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        reader = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
+        fcntl.flock(reader, fcntl.LOCK_EX | fcntl.LOCK_NB)
         if not bak.exists():
             try:
                 os.link(path, bak)
@@ -125,9 +151,12 @@ def rewrite_atomically(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
         _fsync_dir(path.parent)
     except OSError as exc:
+        if reader is not None:
+            os.close(reader)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise write_error(path, exc) from None
+    return reader
 
 
 def _copy(src: Path, dst: Path) -> None:
@@ -147,18 +176,26 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def set_aside_torn_tail(path: Path, offset: int) -> Path:
-    """Move the bytes from ``offset`` to the end into ``<path>.torn-<timestamp>``; truncate.
+class TailMoved(Exception):
+    """The file's end changed while a torn tail was being set aside (another writer)."""
 
-    The side file is complete and synced before the session file is truncated; if anything
-    fails, no partial side file is left and the session file is untouched.
+
+def set_aside_torn_tail(path: Path, read_fd: int, write_fd: int, offset: int, size: int) -> Path:
+    """Move bytes ``[offset, size)`` (a torn last line) into ``<path>.torn-<timestamp>`` and
+    truncate the file back to ``offset``.
+
+    Only those bytes are ever moved: if the file no longer ends at ``size`` (another writer
+    appended meanwhile), nothing is changed and :class:`TailMoved` is raised. The side file is
+    complete and synced before the session file is truncated; if anything fails, no partial
+    side file is left and the session file is untouched.
     """
     try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            torn = f.read()
+        torn = os.pread(read_fd, size - offset + 1, offset)
+        current = os.fstat(write_fd).st_size
     except OSError as exc:
         raise write_error(path, exc) from None
+    if len(torn) != size - offset or current != size:
+        raise TailMoved()
     side = path.with_name(f"{path.name}.torn-{file_timestamp(now_iso())}")
     n = 0
     while side.exists():
@@ -174,7 +211,13 @@ def set_aside_torn_tail(path: Path, offset: int) -> Path:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.truncate(path, offset)
+        if os.fstat(write_fd).st_size != size:
+            raise TailMoved()
+        os.ftruncate(write_fd, offset)
+    except TailMoved:
+        with contextlib.suppress(OSError):
+            os.unlink(side)
+        raise
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(side)

@@ -1,25 +1,48 @@
 """``PituiApp``: the Textual application. It holds the session store and the agent; screens and
-widgets render store state and post actions back, they never keep a copy of the conversation."""
+widgets render store state and post actions back, they never keep a copy of the conversation.
+
+It is also the error boundary (:mod:`pitui.ui.boundary`): no key binding, command-palette
+entry, slash command or worker can take it down.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import signal
+import sys
+import termios
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.app import App
+from textual.actions import ActionParseResult
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
+from textual.screen import Screen
+from textual.worker import WorkerFailed
 
+from pitui.config.paths import log_file
 from pitui.config.settings import Settings
+from pitui.errors import UserError
 from pitui.session import SessionStore
+from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
-from pitui.ui.messages import SessionSwitched
+from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
+    from pitui.ui.screens.main import MainScreen
+
+log = logging.getLogger("pitui.ui")
 
 
 class PituiApp(App[int]):
@@ -45,6 +68,7 @@ class PituiApp(App[int]):
         status_note: str | None = None,
         startup_warnings: list[str] | None = None,
         open_picker: bool = False,
+        log_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -56,11 +80,18 @@ class PituiApp(App[int]):
         self.startup_warnings = startup_warnings or []
         self.open_picker = open_picker
         self.agent_factory = agent_factory
+        self.errors = ErrorBoundary(self, log_path or log_file())
         self.store = store
         self.agent: AgentSession | None = agent_factory(store) if agent_factory else None
         self.bridge = StoreBridge(self)
         self.bridge.attach(store, self.agent)
         self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
+        self._signals: list[int] = []
+        self._quitting = False
+        self._watchdog: threading.Timer | None = None
+        self.exit_deadline: float | None = None
+        """Set by ``pitui`` itself (never in tests): after a SIGTERM or SIGHUP, the process is
+        ended this many seconds later whatever still runs."""
 
     # ------------------------------------------------------------------ sessions
 
@@ -78,24 +109,165 @@ class PituiApp(App[int]):
         self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
 
+    @property
+    def main_screen(self) -> MainScreen | None:
+        """The main screen (chat, editor, status), wherever it is in the screen stack."""
+        from pitui.ui.screens.main import MainScreen
+
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    def open_session_picker(self) -> None:
+        """Choose another session (``/resume``, ``pitui --resume``) and switch to it."""
+        from pitui.ui.screens.session_picker import SessionPickerScreen
+
+        self.push_screen(SessionPickerScreen(), self._open_picked)
+
+    def _open_picked(self, path: str | None) -> None:
+        if not path:
+            return
+        with self.errors.guard("opening the session"):
+            self.switch_session(SessionStore.open(path))
+
     def on_mount(self) -> None:
+        self._handle_termination_signals()
+        # Another program may append to, replace or delete the file: look once a second.
+        self.set_interval(1.0, self._look_at_the_file)
         for warning in self.startup_warnings[:5]:
             self.notify(warning, severity="warning", markup=False, timeout=6)
         if self.store.read_only and self.store.read_only_reason:
             self.notify(self.store.read_only_reason, severity="warning", markup=False, timeout=8)
         if self.open_picker:
-            self.call_after_refresh(self._open_picker)
+            self.call_after_refresh(self.open_session_picker)
 
-    def _open_picker(self) -> None:
-        from pitui.ui.commands import CommandContext, cmd_resume
+    def _look_at_the_file(self) -> None:
+        with contextlib.suppress(UserError, OSError):
+            self.store.refresh()
 
-        self.run_worker(cmd_resume(CommandContext(self, self.screen), ""))  # type: ignore[arg-type]
+    def on_file_changed(self, message: FileChanged) -> None:
+        """Say it once, and offer to reopen the file or save a copy."""
+        from pitui.ui.screens.file_changed import FileChangedScreen
+
+        if isinstance(self.screen, FileChangedScreen):
+            return
+        self.push_screen(FileChangedScreen(message.message, message.can_reopen))
 
     def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in self._signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signum)
+        self._close_session()
+
+    def _close_session(self) -> None:
         self.bridge.detach()
         self.store.close()
+
+    # ------------------------------------------------------------------ leaving
+
+    def _handle_termination_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal window was closed) quit like Ctrl+Q."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self._on_termination_signal, signum)
+                self._signals.append(signum)
+
+    def _on_termination_signal(self, signum: int) -> None:
+        code = 128 + signum  # the shell's convention: 143 for SIGTERM, 129 for SIGHUP
+        if self._quitting:  # a second signal: stop waiting for anything
+            from pitui.agent.tools import kill_running_commands
+
+            kill_running_commands()
+            self.exit(return_code=code)
+            return
+        if self.exit_deadline is not None:
+            self._watchdog = threading.Timer(self.exit_deadline, _end_process, (code,))
+            self._watchdog.daemon = True
+            self._watchdog.start()
+        self.run_worker(self.quit_cleanly(code), group="quit", exit_on_error=False)
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q and /quit."""
+        await self.quit_cleanly(0)
+
+    async def quit_cleanly(self, return_code: int = 0) -> None:
+        """The one way out (Ctrl+Q, /quit, SIGTERM, SIGHUP, a closed terminal), within a
+        second: abort the run (the partial reply is stored as aborted, tool commands are
+        stopped), then exit; ``on_unmount`` closes the session (leaf marker, lock)."""
+        self._quitting = True
+        agent = self.agent
+        if agent is not None and agent.running:
+            await agent.stop()
+        if _terminal_gone():
+            # The window was closed: there is no terminal to restore, and Textual's shutdown
+            # would block writing to it. Close the session here and leave.
+            self._close_session()
+            _end_process(return_code)
+        self.exit(return_code=return_code)
 
     def get_default_screen(self) -> Any:
         from pitui.ui.screens.main import MainScreen
 
         return MainScreen()
+
+    # ------------------------------------------------------------------ the error boundary
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Every key binding runs through here: what an action raises is reported."""
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as error:
+            name = action if isinstance(action, str) else action[1]
+            self.errors.report(error, f"running the action {name!r}")
+            return True
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own palette entries, each behind the boundary too."""
+        for command in super().get_system_commands(screen):
+            yield SystemCommand(
+                command.title,
+                command.help,
+                self.errors.wrap(command.callback, f"running {command.title!r}"),
+                command.discover,
+            )
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual's hook for anything unhandled; by default the app exits. A worker that
+        # failed is over and left nothing half-done in the UI: report it and go on.
+        if isinstance(error, WorkerFailed) and isinstance(error.error, Exception):
+            self.errors.report(error.error, "running a background task")
+            return
+        log.critical("unhandled error: pitui exits", exc_info=error)
+        super()._handle_exception(error)
+
+
+def _terminal_gone() -> bool:
+    """True when the controlling terminal hung up (its window was closed): EIO on it."""
+    for stream in (sys.__stdout__, sys.__stdin__):
+        try:
+            fd = stream.fileno() if stream is not None else -1
+            if fd >= 0:
+                termios.tcgetattr(fd)
+        except termios.error as exc:
+            if exc.args and exc.args[0] == errno.EIO:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _end_process(code: int) -> None:
+    """The last resort: stop the tools' commands and end the process now."""
+    from pitui.agent.tools import kill_running_commands
+
+    kill_running_commands()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)

@@ -15,7 +15,13 @@ from textual.signal import Signal
 
 from pitui.agent.events import AgentEvent
 from pitui.session import SessionStore
-from pitui.session.events import EntryAppended, LeafMoved, SessionEvent
+from pitui.session.events import (
+    EntriesReloaded,
+    EntryAppended,
+    FileChanged,
+    LeafMoved,
+    SessionEvent,
+)
 from pitui.ui import messages
 
 if TYPE_CHECKING:
@@ -29,9 +35,11 @@ class StoreBridge:
         self.app = app
         self.signal: Signal[Message] = Signal(app, "session-events")
         self._unsubscribe: list[Callable[[], None]] = []
+        self._agent: AgentSession | None = None
 
     def attach(self, store: SessionStore, agent: AgentSession | None) -> None:
         self.detach()
+        self._agent = agent
         self._unsubscribe.append(store.subscribe(self.on_store_event))
         if agent is not None:
             self._unsubscribe.append(agent.subscribe(self.on_agent_event))
@@ -46,6 +54,15 @@ class StoreBridge:
             self.publish(messages.EntryAppended(event.entry_id, event.parent_id))
         elif isinstance(event, LeafMoved):
             self.publish(messages.LeafMoved(event.old_leaf_id, event.new_leaf_id))
+        elif isinstance(event, EntriesReloaded):
+            # Another writer appended: every view reads the store again (not in the middle of
+            # a run, whose streamed reply a rebuild would cut; the tree reads it when opened).
+            if self._agent is None or not self._agent.running:
+                store = getattr(self.app, "store", None)
+                path = getattr(store, "path", None)
+                self.publish(messages.SessionSwitched(str(path) if path else None))
+        elif isinstance(event, FileChanged):
+            self.app.post_message(messages.FileChanged(event.kind, event.message, event.can_reopen))
 
     def on_agent_event(self, event: AgentEvent) -> None:
         self.publish(messages.AgentUpdate(event))

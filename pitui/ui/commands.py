@@ -1,30 +1,32 @@
-"""Slash commands (also offered in the command palette)."""
+"""Slash commands (also offered in the command palette).
+
+Every command runs behind the app's error boundary (:func:`run_command`): a
+:class:`~pitui.errors.UserError` it raises is shown as its sentence, anything else is logged
+and named; the app goes on.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from pitui.session import SessionError, SessionStore, clone
+from pitui.session import SessionStore, clone
 from pitui.session.shapes import is_conversation, message_text
+from pitui.ui.app_state import UsesApp
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
-
     from pitui.ui.app import PituiApp
+    from pitui.ui.screens.main import MainScreen
 
 
 @dataclass
 class CommandContext:
     app: PituiApp
-    screen: Screen[None]
+    screen: MainScreen
 
     def say(self, text: str, severity: str = "information", timeout: float = 4) -> None:
         self.app.notify(text, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
@@ -42,14 +44,11 @@ class Command:
 
 
 async def cmd_tree(ctx: CommandContext, arg: str) -> None:
-    ctx.screen.action_tree()  # type: ignore[attr-defined]
+    ctx.screen.open_tree()
 
 
 async def cmd_context(ctx: CommandContext, arg: str) -> None:
-    from pitui.ui.screens.tree_browser import TreeBrowserScreen
-
-    after = getattr(ctx.screen, "_after_tree", None)  # puts a selected prompt in the editor
-    ctx.app.push_screen(TreeBrowserScreen(initial_tab="context"), after)
+    ctx.screen.open_tree(initial_tab="context")
 
 
 async def cmd_fork(ctx: CommandContext, arg: str) -> None:
@@ -59,31 +58,18 @@ async def cmd_fork(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_clone(ctx: CommandContext, arg: str) -> None:
-    try:
-        new = clone(ctx.app.store)
-    except SessionError as exc:
-        ctx.say(str(exc), "warning")
-        return
+    new = clone(ctx.app.store)
     ctx.app.switch_session(new)
     ctx.say(f"Cloned the active branch into {new.path.name if new.path else 'memory'}.")
 
 
 async def cmd_compact(ctx: CommandContext, arg: str) -> None:
-    from pitui.agent.compactor import CompactionFailed
-
     agent = ctx.app.agent
     if agent is None:
         ctx.say("No model is configured to write the summary.", "warning")
         return
     ctx.say("Compacting… (Esc cancels)", timeout=3)
-    try:
-        result = await agent.compact(arg or None)
-    except CompactionFailed as exc:
-        ctx.say(str(exc), "warning")
-        return
-    except Exception as exc:
-        ctx.say(f"Compaction failed: {exc}", "error")
-        return
+    result = await agent.compact(arg or None)
     ctx.say(f"Compacted from {result.tokens_before:,} tokens.")
 
 
@@ -101,7 +87,7 @@ async def cmd_model(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_thinking(ctx: CommandContext, arg: str) -> None:
-    from pitui.agent.session import THINKING_LEVELS, AgentError
+    from pitui.agent.session import THINKING_LEVELS
 
     agent = ctx.app.agent
     if agent is None:
@@ -110,11 +96,7 @@ async def cmd_thinking(ctx: CommandContext, arg: str) -> None:
     if not arg:
         ctx.say(f"Thinking: {agent.thinking} (one of {', '.join(THINKING_LEVELS)}).")
         return
-    try:
-        agent.set_thinking(arg.strip())
-    except AgentError as exc:
-        ctx.say(str(exc), "warning")
-        return
+    agent.set_thinking(arg.strip())
     ctx.say(f"Thinking: {agent.thinking}.")
 
 
@@ -138,19 +120,7 @@ async def cmd_label(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_resume(ctx: CommandContext, arg: str) -> None:
-    from pitui.ui.screens.session_picker import SessionPickerScreen
-
-    def opened(path: str | None) -> None:
-        if not path:
-            return
-        try:
-            store = SessionStore.open(path)
-        except SessionError as exc:
-            ctx.say(str(exc), "error")
-            return
-        ctx.app.switch_session(store)
-
-    ctx.app.push_screen(SessionPickerScreen(), opened)
+    ctx.app.open_session_picker()
 
 
 async def cmd_new(ctx: CommandContext, arg: str) -> None:
@@ -195,23 +165,15 @@ async def cmd_copy(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_export(ctx: CommandContext, arg: str) -> None:
-    from pitui.export import export_html, export_jsonl
+    from pitui.ui.export_command import cmd_export as run_export  # issue-14 wiring
 
-    parts = shlex.split(arg) if arg else []
-    kind = parts[0] if parts and parts[0] in ("html", "jsonl") else "html"
-    rest = parts[1:] if parts and parts[0] in ("html", "jsonl") else parts
-    store = ctx.app.store
-    stem = store.path.stem if store.path else f"session-{store.session_id[:8]}"
-    target = Path(rest[0]) if rest else Path(ctx.app.cwd) / f"{stem}.{kind}"
-    try:
-        if kind == "html":
-            export_html(store, target)
-        else:
-            export_jsonl(store, target)
-    except OSError as exc:
-        ctx.say(f"Could not export to {target}: {exc.strerror}.", "error")
-        return
-    ctx.say(f"Exported to {target}.")
+    await run_export(ctx, arg)
+
+
+async def cmd_session(ctx: CommandContext, arg: str) -> None:
+    from pitui.ui.screens.session_stats import cmd_session as run_session  # issue-14 wiring
+
+    await run_session(ctx, arg)
 
 
 async def cmd_help(ctx: CommandContext, arg: str) -> None:
@@ -221,7 +183,7 @@ async def cmd_help(ctx: CommandContext, arg: str) -> None:
 
 
 async def cmd_quit(ctx: CommandContext, arg: str) -> None:
-    ctx.app.exit()
+    await ctx.app.action_quit()  # the same clean path as Ctrl+Q
 
 
 COMMANDS: dict[str, Command] = {
@@ -238,12 +200,13 @@ COMMANDS: dict[str, Command] = {
         Command("resume", "Open another session", cmd_resume),
         Command("new", "Start a new session", cmd_new),
         Command("copy", "Copy the last assistant message", cmd_copy),
-        Command(
+        Command(  # issue-14 wiring: options as `pitui export`
             "export",
-            "Export as HTML (whole tree) or JSONL (branch)",
+            "Export as HTML (whole tree), Markdown or JSONL (branch)",
             cmd_export,
-            "[html|jsonl] [path]",
+            "[html|md|jsonl] [--leaf ID] [--branch-only] [path]",
         ),
+        Command("session", "Session statistics: tokens, cost, branches", cmd_session),
         Command("context", "Show what the model sees now", cmd_context),
         Command("help", "Keys and commands", cmd_help),
         Command("quit", "Quit pitui", cmd_quit),
@@ -252,25 +215,21 @@ COMMANDS: dict[str, Command] = {
 
 
 async def run_command(ctx: CommandContext, line: str) -> None:
+    """Run ``/name arg`` behind the error boundary (it never raises)."""
     name, _, arg = line[1:].partition(" ")
     command = COMMANDS.get(name.strip())
     if command is None:
         ctx.say(f"Unknown command /{name}. /help lists them.", "warning")
         return
-    await command.handler(ctx, arg.strip())
+    await ctx.app.errors.run(command.handler(ctx, arg.strip()), f"running /{command.name}")
 
 
-class SlashCommands(Provider):
+class SlashCommands(UsesApp, Provider):
     """The slash commands in Textual's command palette."""
 
     def _context(self) -> CommandContext | None:
-        from pitui.ui.screens.main import MainScreen
-
-        with contextlib.suppress(Exception):
-            for screen in self.app.screen_stack:
-                if isinstance(screen, MainScreen):
-                    return CommandContext(self.app, screen)  # type: ignore[arg-type]
-        return None
+        main = self.pitui.main_screen
+        return CommandContext(self.pitui, main) if main is not None else None
 
     async def discover(self) -> Hits:
         ctx = self._context()
@@ -278,7 +237,7 @@ class SlashCommands(Provider):
             return
         for command in COMMANDS.values():
             yield DiscoveryHit(
-                f"/{command.name}", partial(self._run, ctx, command), help=command.help
+                f"/{command.name}", partial(run_command, ctx, f"/{command.name}"), help=command.help
             )
 
     async def search(self, query: str) -> Hits:
@@ -292,9 +251,6 @@ class SlashCommands(Provider):
                 yield Hit(
                     score,
                     matcher.highlight(f"/{command.name}"),
-                    partial(self._run, ctx, command),
+                    partial(run_command, ctx, f"/{command.name}"),
                     help=command.help,
                 )
-
-    async def _run(self, ctx: CommandContext, command: Command) -> None:
-        await command.handler(ctx, "")

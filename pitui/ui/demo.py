@@ -456,7 +456,9 @@ def _compact(store: SessionStore, first_kept: str) -> None:
 def demo_app_settings(settings: Settings | None = None) -> Settings:
     """The user's settings with the demo model's entries on top."""
     base = settings or Settings()
-    return Settings(deep_merge(base.values, demo_settings()), list(base.warnings))
+    merged = Settings.from_dict(deep_merge(base.to_dict(), demo_settings()), "the demo settings")
+    merged.warnings[:0] = base.warnings
+    return merged
 
 
 def make_demo_app(

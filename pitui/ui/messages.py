@@ -31,3 +31,13 @@ class AgentUpdate(Message):
     """One agent event (streaming delta, message end, tool start/end, retry, compaction, ...)."""
 
     event: AgentEvent
+
+
+@dataclass
+class FileChanged(Message):
+    """The session file was replaced, truncated, deleted or rewritten by another program: the
+    store stopped writing (``message`` is the sentence to show)."""
+
+    kind: str
+    message: str
+    can_reopen: bool

@@ -23,7 +23,7 @@ from pitui.agent.session import AgentError, AgentSession
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
 
-FAST_RETRY = Settings({"retry": {"baseDelayMs": 10, "maxDelayMs": 50, "maxRetries": 2}})
+FAST_RETRY = Settings.from_dict({"retry": {"baseDelayMs": 10, "maxDelayMs": 50, "maxRetries": 2}})
 
 
 def make_agent(
@@ -62,7 +62,7 @@ async def test_text_reply_is_stored_with_usage_and_cost_fields(
     reply = agent.store.project().messages[-1]
     assert reply["role"] == "assistant" and reply["stopReason"] == "stop"
     assert reply["content"] == [{"type": "text", "text": "Hello there."}]
-    assert reply["api"] == "litellm" and reply["provider"] == "openai"
+    assert reply["api"] == "openai-completions" and reply["provider"] == "openai"
     assert reply["model"] == "test-model"
     usage = reply["usage"]
     assert usage["input"] == 120 and usage["output"] == 7 and usage["totalTokens"] == 127
@@ -193,7 +193,7 @@ async def test_length_stop_is_recorded(tmp_path: Path, llm: ScriptedLLMServer) -
 async def test_cut_stream_keeps_partial_output_as_error(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
-    agent = make_agent(tmp_path, llm, Settings({"retry": {"enabled": False}}))
+    agent = make_agent(tmp_path, llm, Settings.from_dict({"retry": {"enabled": False}}))
     llm.script(cut("partial answer", after_chunks=2, chunks=4))
     result = await agent.prompt("hi")
     stored = [

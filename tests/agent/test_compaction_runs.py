@@ -23,7 +23,7 @@ SMALL = {"models": {"openai/test-model": {"contextWindow": 8192, "maxOutput": 10
 def make_agent(tmp_path: Path, llm: ScriptedLLMServer, **extra: Any) -> AgentSession:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
-    settings = Settings({**SMALL, "retry": {"baseDelayMs": 10}, **extra})
+    settings = Settings.from_dict({**SMALL, "retry": {"baseDelayMs": 10}, **extra})
     store = SessionStore.create(tmp_path / "sessions", str(project))
     return AgentSession(
         store, cwd=project, model="openai/test-model", api_base=f"{llm.url}/v1", settings=settings
@@ -126,6 +126,40 @@ async def test_second_overflow_stops_with_one_sentence(
     assert "still too large after compacting once" in result.error.message
     assert len(compactions(agent)) == 1
     assert len(llm.requests) == 3 + 3
+
+
+async def test_compaction_off_is_a_hard_off_switch(tmp_path: Path, llm: ScriptedLLMServer) -> None:
+    """compaction.enabled false: an overflow ends the run with a sentence saying what to do,
+    with no context edit, no compaction and no retry; no threshold compaction either."""
+    agent = make_agent(tmp_path, llm, compaction={"enabled": False})
+    await seed_history(agent, llm)
+    llm.script(tool_call("bash", {"command": "echo x"}, usage=(7000, 40)), overflow())
+    result = await agent.prompt("more " + words(100))
+    assert result.error is not None and result.error.kind == "overflow"
+    assert "compaction is off" in result.error.message and "/compact" in result.error.message
+    assert compactions(agent) == []
+    assert not [n for n in agent.store.path_to() if n.type == "context_edit"]
+    assert len(llm.requests) == 3 + 2  # no summary request, no retry
+    # A manual /compact still runs.
+    llm.script(text(SUMMARY))
+    await agent.compact()
+    assert len(compactions(agent)) == 1
+
+
+async def test_explicit_token_settings_are_never_clamped(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, compaction={"keepRecentTokens": 6000})
+    settings = agent.compactor.settings()
+    # The 8k window clamps only the default reserve (to 2048), never the value the user set.
+    assert (settings.reserve_tokens, settings.keep_recent_tokens) == (2048, 6000)
+    overridden = make_agent(
+        tmp_path,
+        llm,
+        compaction={"modelOverrides": {"openai/test-model": {"reserveTokens": 3000}}},
+    )
+    assert overridden.compactor.settings().reserve_tokens == 3000
+    assert overridden.compactor.settings().keep_recent_tokens == 4096
 
 
 async def test_failed_recovery_compaction_keeps_edits_and_appends_nothing(

@@ -252,7 +252,9 @@ def test_extensions_given_in_settings_by_the_caller_are_the_users(
     marker_module(tmp_path / "mods" / "caller_ext.py", tmp_path / "caller.ran")
     monkeypatch.syspath_prepend(str(tmp_path / "mods"))
     ext = Extensions()
-    assert ext.load(tmp_path, Settings({"extensions": ["caller_ext"]}), trusted=False) == []
+    assert (
+        ext.load(tmp_path, Settings.from_dict({"extensions": ["caller_ext"]}), trusted=False) == []
+    )
     assert ext.names == ["caller_ext"]
 
 

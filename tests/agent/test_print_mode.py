@@ -234,13 +234,16 @@ def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
         stdin=subprocess.DEVNULL,
         text=True,
     )
-    assert process.stdout is not None
-    first = process.stdout.read(1)  # the reply has started
-    assert first
+    # The reply has started: the server sent its first words (a pipe gets text per reply).
+    deadline = time.monotonic() + 60
+    while not (llm.requests and llm.requests[0].events_sent >= 2):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
     time.sleep(0.3)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
+    assert out.startswith("a b")  # the partial reply is what the user got
     [path] = session_files(sessions)
     store = SessionStore.open(path, read_only=True)
     last = store.project().messages[-1]
@@ -293,3 +296,33 @@ def test_print_mode_checkpoints_the_run_and_ask_refuses_what_it_cannot_ask(
     out = capsys.readouterr().out
     assert "after run       1 file(s): 1 deleted" in out and "      D keep.txt" in out
     assert "(pruned)" not in out
+
+
+HOSTILE_REPLY = "ok \x1b]0;PWNED\x07\x1b[2J done \x9b31m\u202eevil"
+
+
+def test_text_mode_never_passes_escapes_to_the_terminal(
+    tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
+) -> None:
+    """A reply and a tool call full of escapes (split across chunks) come out inert; --json
+    keeps the exact text, escaped by JSON."""
+    unsafe = ("\x1b", "\x07", "\x9b", "\u202e")
+    llm.script(
+        tool_call("bash", {"command": "echo \x1b]0;title\x07hi"}),
+        text(HOSTILE_REPLY, chunks=7),
+    )
+    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok  done 31mevil\n"
+    assert "[bash: echo hi]" in result.stderr
+    for char in unsafe:
+        assert char not in result.stdout and char not in result.stderr
+
+    llm.script(text(HOSTILE_REPLY, chunks=7))
+    result = run(["-p", "go", "--json", *base_args(llm, tmp_path / "j")], project, env)
+    assert result.returncode == 0, result.stderr
+    for char in unsafe:
+        assert char not in result.stdout
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    deltas = "".join(e["text"] for e in events if e["type"] == "message_delta")
+    assert deltas == HOSTILE_REPLY

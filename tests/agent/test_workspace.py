@@ -29,7 +29,7 @@ def make_agent(
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     (project / "app.py").write_text("print('v1')\n")
-    settings = Settings(values or {})
+    settings = Settings.from_dict(values)
     store = SessionStore.create(tmp_path / "sessions", str(project))
     workspace = Workspace(
         read_workspace_settings(settings, approve=approve),
@@ -218,17 +218,21 @@ async def test_ask_mode_without_anyone_to_ask_refuses_and_says_so(
 
 
 async def test_untrusted_project_settings_cannot_loosen_approval(tmp_path: Path) -> None:
-    user = Settings({"approval": "ask", "allow": {"bash": ["git *"]}})
-    merged = Settings({"approval": "auto", "allow": {"bash": ["*"]}})
+    user = Settings.from_dict({"approval": "ask", "allow": {"bash": ["git *"]}})
+    merged = Settings.from_dict({"approval": "auto", "allow": {"bash": ["*"]}})
     settings = read_workspace_settings(merged, user_only=user)
     assert settings.approval.mode == "ask"
     assert settings.approval.allow == {"bash": ("git *",)}
     # A stricter project setting still applies.
-    strict = read_workspace_settings(Settings({"approval": "read-only"}), user_only=user)
+    strict = read_workspace_settings(Settings.from_dict({"approval": "read-only"}), user_only=user)
     assert strict.approval.mode == "read-only"
-    # A typo never means auto.
-    typo = read_workspace_settings(Settings({"approval": "asks"}))
-    assert typo.approval.mode == "ask" and typo.warnings
+    # A typo (or a value of the wrong type) never means auto, and it is reported.
+    for bad in ("asks", False):
+        typed = Settings.from_dict({"approval": bad}, "settings.json")
+        assert read_workspace_settings(typed).approval.mode == "ask"
+        [warning] = typed.warnings
+        assert warning.startswith("Ignoring setting approval in settings.json: ")
+        assert warning.endswith("; using ask, the safe choice.")
 
 
 async def test_without_git_the_run_works_and_says_checkpoints_are_off_once(

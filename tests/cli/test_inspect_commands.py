@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.fixtures import FIXTURES_DIR as FIXTURES
+from support.fixtures import expected_files
 
 from pitui.cli import main
+from pitui.cli.session_args import find_by_prefix
 from pitui.session import SessionStore
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-EXPECTED = sorted((FIXTURES / "expected").glob("*.project.json"))
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
+EXPECTED = expected_files("*.project.json")
 
 PROJECTION_KEYS = (
     "leafId",
@@ -206,6 +207,29 @@ def test_sessions_lists_this_directory(
     assert row["name"] == "name first here" and row["messageCount"] == 1
     code, out, _ = run_main(capsys, "--session-dir", str(folder), "sessions", "--all", "--json")
     assert len(out.splitlines()) == 2
+
+
+def test_sessions_prints_ids_unique_among_those_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids sharing their first 8 characters are printed as long as needed (like git), and
+    the printed id opens the session with --session."""
+    folder = tmp_path / "sessions"
+    monkeypatch.chdir(tmp_path)
+    ids = ["0123abcd-1111-4000-8000-000000000001", "0123abcd-2222-4000-8000-000000000002"]
+    for index, session_id in enumerate(ids):
+        store = SessionStore.create(folder, str(tmp_path), session_id=session_id)
+        store.append_message(
+            {"role": "user", "content": [{"type": "text", "text": f"s{index}"}], "timestamp": 1}
+        )
+        store.close()
+    code, out, _ = run_main(capsys, "--session-dir", str(folder), "sessions")
+    assert code == 0
+    shown = sorted(line.split()[2] for line in out.splitlines() if not line.startswith(" "))
+    assert shown == ["0123abcd-1", "0123abcd-2"]
+    for session_id, prefix in zip(ids, shown, strict=True):
+        found = find_by_prefix(prefix, folder, str(tmp_path))
+        assert found.name.endswith(f"_{session_id}.jsonl")
 
 
 def test_cli_process_never_prints_a_traceback(tmp_path: Path) -> None:

@@ -9,15 +9,14 @@ Skipped catalog items:
 - 69/70 are adapted: pi 1.6 sends the session thinking level (not a fixed ``"high"``) and only
   when the model reasons and the level is not ``off``; checked on ``request_kwargs``, which every
   summary request goes through.
-- 64 is skipped when the shared fixtures are not present.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fixtures import fixture_path
 
 from pitui.compaction.cut_point import CutPoint, find_cut_point
 from pitui.compaction.prepare import (
@@ -45,8 +44,7 @@ from pitui.llm.models import ModelInfo, ModelRef
 from pitui.llm.stream import CallOptions, request_kwargs
 from pitui.session import SessionStore
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-LARGE = FIXTURES / "pi-v1-large-session.jsonl"
+LARGE = fixture_path("pi-v1-large-session.jsonl")
 
 Message = dict[str, Any]
 
@@ -343,7 +341,6 @@ def test_63_model_from_the_assistant_thinking_from_the_change() -> None:
     assert len(projection.messages) == 2
 
 
-@pytest.mark.skipif(not LARGE.is_file(), reason="shared fixtures not present")
 def test_64_large_session_cut_and_projection() -> None:
     store = SessionStore.open(LARGE, read_only=True)
     try:
@@ -422,7 +419,8 @@ def test_69_70_reasoning_only_for_reasoning_models_with_thinking_on(
     reasons: bool, level: str, expected: str | None
 ) -> None:
     info = ModelInfo(ModelRef("openai", "test-reasoner"), 8192, 1024, supports_reasoning=reasons)
-    options = CallOptions(api_key="sk-test", thinking=level)
+    # An OpenAI-compatible server (chat completions): the effort is sent as it is.
+    options = CallOptions(api_base="http://127.0.0.1:9/v1", api_key="sk-test", thinking=level)
     kwargs = request_kwargs(info, [{"role": "user", "content": "summarize"}], [], options)
     assert kwargs["api_key"] == "sk-test"
     if expected is None:
@@ -586,15 +584,22 @@ def test_file_ops_not_seeded_from_a_hook_compaction() -> None:
 
 def test_nested_calls_of_tool_results_count_as_file_ops() -> None:
     result = tool_result("ran a script", name="bash")
-    result["nestedCalls"] = [
-        {"name": "write", "arguments": {"path": "written.py"}},
-        {"name": "read", "arguments": {"path": "peeked.py"}},
-        {"name": "grep", "arguments": {"path": "ignored.py"}},
-    ]
+    # pi 1.6's shape: {"calls": [...]} (a bare list is not how pi stores them).
+    result["nestedCalls"] = {
+        "calls": [
+            {"name": "write", "arguments": {"path": "written.py"}},
+            {"name": "read", "arguments": {"path": "peeked.py"}},
+            {"name": "grep", "arguments": {"path": "ignored.py"}},
+        ]
+    }
+    ignored = tool_result("old shape", name="bash")
+    ignored["nestedCalls"] = [{"name": "write", "arguments": {"path": "not-counted.py"}}]
     store, _ = store_with(
         user("go"),
         assistant("", calls=[("bash", {"command": "python gen.py"})]),
         result,
+        assistant("", calls=[("bash", {"command": "python old.py"})]),
+        ignored,
         assistant("done"),
         user(tokens(100)),
         assistant(tokens(100)),

@@ -6,15 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+from support.fixtures import FIXTURES_DIR as FIXTURES
+from support.fixtures import expected_files
 
 from pitui.cli import main
 from pitui.compaction.prepare import plan_json
 from pitui.compaction.settings import CompactionSettings
 from pitui.session import SessionStore
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-EXPECTED = sorted((FIXTURES / "expected").glob("*.compaction.json"))
-pytestmark = pytest.mark.skipif(not EXPECTED, reason="shared fixtures not present")
+EXPECTED = expected_files("*.compaction.json")
 
 
 def _case(path: Path) -> tuple[Path, str | None, dict[str, object]]:

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from pitui.llm.convert import to_litellm_messages, to_litellm_tools
+from pitui.llm.models import ModelRef
+from pitui.llm.providers import route_for
 
 NO_RESULT = "No result provided"
 
@@ -457,49 +459,110 @@ def test_summary_and_conversation_order() -> None:
 # Thinking
 
 
-def _thinking_reply(provider: str, signature: str | None = "sig-1") -> dict[str, Any]:
+CLAUDE = route_for("anthropic/claude-sonnet-4-5")
+
+
+def _thinking_reply(
+    provider: str = "anthropic",
+    signature: str | None = "sig-1",
+    model: str = "claude-sonnet-4-5",
+    api: str = "anthropic-messages",
+) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "thinking", "thinking": "Let me think."}
     if signature:
         block["thinkingSignature"] = signature
-    return assistant(block, text("Answer."), provider=provider)
+    return assistant(block, text("Answer."), provider=provider, model=model, api=api)
 
 
-def test_signed_thinking_forwarded_anthropic_to_anthropic() -> None:
-    out = to_litellm_messages([user("q"), _thinking_reply("anthropic")], provider="anthropic")
-    reply = out[1]
-    assert reply["content"] == "Answer."
-    assert reply["thinking_blocks"] == [
-        {"type": "thinking", "thinking": "Let me think.", "signature": "sig-1"}
+def test_signed_thinking_goes_back_to_the_model_that_signed_it_in_order() -> None:
+    reply = assistant(
+        {"type": "thinking", "thinking": "First.", "thinkingSignature": "sig-1"},
+        text("Let me look."),
+        {"type": "thinking", "thinking": "Second.", "thinkingSignature": "sig-2"},
+        call("c1"),
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        api="anthropic-messages",
+        stopReason="toolUse",
+    )
+    out = to_litellm_messages([user("q"), reply, result("c1", text("x"))], CLAUDE)
+    assert out[1]["content"] == [
+        {"type": "thinking", "thinking": "First.", "signature": "sig-1"},
+        {"type": "text", "text": "Let me look."},
+        {"type": "thinking", "thinking": "Second.", "signature": "sig-2"},
     ]
+    assert [c["id"] for c in out[1]["tool_calls"]] == ["c1"]
+
+
+def test_thinking_of_an_older_pitui_session_counts_as_the_models_own() -> None:
+    out = to_litellm_messages([user("q"), _thinking_reply(api="litellm")], CLAUDE)
+    assert out[1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "Let me think.",
+        "signature": "sig-1",
+    }
 
 
 @pytest.mark.parametrize(
     ("stored", "target"),
-    [("anthropic", "openai"), ("openai", "anthropic"), ("anthropic", ""), ("gemini", "gemini")],
+    [
+        (_thinking_reply(), route_for("openai/gpt-4.1")),
+        (_thinking_reply(model="claude-opus-4-5"), CLAUDE),
+        (_thinking_reply(provider="openai", api="openai-completions"), CLAUDE),
+        (_thinking_reply(), route_for(ModelRef("", ""))),
+    ],
 )
-def test_thinking_not_forwarded_across_or_to_other_providers(stored: str, target: str) -> None:
-    out = to_litellm_messages([_thinking_reply(stored)], provider=target)
-    assert "thinking_blocks" not in out[0]
+def test_thinking_never_goes_to_another_model(stored: dict[str, Any], target: Any) -> None:
+    out = to_litellm_messages([stored], target)
     assert out[0]["content"] == "Answer."
+    assert "Let me think." not in json.dumps(out) and "sig-1" not in json.dumps(out)
 
 
 def test_unsigned_thinking_not_forwarded() -> None:
-    out = to_litellm_messages([_thinking_reply("anthropic", None)], provider="anthropic")
-    assert "thinking_blocks" not in out[0]
+    out = to_litellm_messages([_thinking_reply(signature=None)], CLAUDE)
+    assert out[0]["content"] == "Answer."
     assert "Let me think." not in json.dumps(out)
 
 
 def test_thinking_only_assistant_is_not_sent_as_empty_message() -> None:
     block = {"type": "thinking", "thinking": "hmm", "thinkingSignature": "s"}
-    out = to_litellm_messages([user("q"), assistant(block, provider="anthropic")], "anthropic")
+    own = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
+    out = to_litellm_messages([user("q"), assistant(block, **own)], CLAUDE)
     assert roles(out) == ["user"]
 
 
 def test_redacted_thinking_forwarded_with_data() -> None:
-    block = {"type": "thinking", "thinking": "", "thinkingSignature": "OPAQUE", "redacted": True}
-    reply = assistant(block, text("Answer."), provider="anthropic")
-    out = to_litellm_messages([reply], provider="anthropic")
-    assert out[0]["thinking_blocks"] == [{"type": "redacted_thinking", "data": "OPAQUE"}]
+    block = {
+        "type": "thinking",
+        "thinking": "[Reasoning redacted]",
+        "thinkingSignature": "OPAQUE",
+        "redacted": True,
+    }
+    own = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
+    out = to_litellm_messages([assistant(block, text("Answer."), **own)], CLAUDE)
+    assert out[0]["content"] == [
+        {"type": "redacted_thinking", "data": "OPAQUE"},
+        {"type": "text", "text": "Answer."},
+    ]
+
+
+def test_responses_reasoning_items_replayed_for_the_same_model() -> None:
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ENC"}
+    block = {"type": "thinking", "thinking": "", "thinkingSignature": json.dumps(item)}
+    own = {"provider": "openai", "model": "gpt-5-codex", "api": "openai-responses"}
+    reply = assistant(block, call("call_1"), stopReason="toolUse", **own)
+    out = to_litellm_messages([user("q"), reply], route_for("openai/gpt-5-codex"))
+    assert out[1]["reasoning_items"] == [item]
+
+
+def test_gemini_thought_signatures_on_tool_calls() -> None:
+    signed = {**call("c1"), "thoughtSignature": "SIG"}
+    own = {"provider": "google", "model": "gemini-2.5-pro", "api": "google-generative-ai"}
+    reply = assistant(signed, stopReason="toolUse", **own)
+    out = to_litellm_messages([user("q"), reply], route_for("gemini/gemini-2.5-pro"))
+    assert out[1]["tool_calls"][0]["provider_specific_fields"] == {"thought_signature": "SIG"}
+    other = to_litellm_messages([user("q"), reply], route_for("gemini/gemini-2.5-flash"))
+    assert "provider_specific_fields" not in other[1]["tool_calls"][0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""A generator of malformed and hostile session files (at least 30 kinds)."""
+"""A generator of malformed and hostile session files (at least 30 kinds), plus paths that are
+not regular files at all (a FIFO, a symlink to ``/dev/zero``, a directory)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +38,84 @@ def chain(n: int, prefix: str = "e") -> bytes:
         entry_id = f"{prefix}{i}"
         parts.append(line(msg(entry_id, parent, f"m{i}")))
         parent = entry_id
+    return b"".join(parts)
+
+
+def nested(depth: int) -> dict[str, object]:
+    """``{"x": [{"x": [ ... ]}]}``: ``2 * depth`` levels of nesting, built without recursion."""
+    root: dict[str, object] = {"x": None}
+    current = root
+    for _ in range(depth):
+        child: dict[str, object] = {"x": None}
+        current["x"] = [child]
+        current = child
+    return root
+
+
+def _deep_line(obj: object) -> bytes:
+    # json.dumps recurses; 1,000 levels need a little more stack than the default allows.
+    import sys
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10_000))
+    try:
+        return line(obj)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def deep_tool_arguments() -> bytes:
+    """Tool-call arguments and tool-result details ~1,000 levels deep (orjson reads them)."""
+    args = nested(500)
+    call = {
+        "type": "message",
+        "id": "call",
+        "parentId": "u",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "deep"},
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": args},
+                {"type": "toolCall", "id": "c2", "name": "custom_tool", "arguments": args},
+            ],
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        },
+    }
+    result = {
+        "type": "message",
+        "id": "result",
+        "parentId": "call",
+        "timestamp": "2026-01-01T00:00:03.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "ok"}],
+            "details": args,
+            "isError": False,
+            "timestamp": 3,
+        },
+    }
+    return line(HEADER) + line(msg("u", None)) + _deep_line(call) + _deep_line(result)
+
+
+def hidden_marker_chain(n: int = 5_000) -> bytes:
+    """A message under ``n`` chained leaf markers (a tree walk that recursed would crash)."""
+    parts = [line(HEADER), line(msg("root", None))]
+    parent = "root"
+    for i in range(n):
+        marker = {
+            "type": "custom",
+            "id": f"mk{i}",
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "customType": "pitui.leaf",
+        }
+        parts.append(line(marker))
+        parent = f"mk{i}"
+    parts.append(line(msg("after", parent, "under the markers")))
     return b"".join(parts)
 
 
@@ -149,6 +229,7 @@ def _cases() -> dict[str, Callable[[], bytes]]:
                 )
             )
         ),
+        "escapes_everywhere": lambda: _escapes_everywhere(),
         "legacy_v1_bad_compaction": lambda: (
             line({"type": "session", "id": "v1", "timestamp": "2025-01-01T00:00:00.000Z"})
             + line(
@@ -213,6 +294,15 @@ def _cases() -> dict[str, Callable[[], bytes]]:
             + line({**msg("c", "a"), "timestamp": None})
         ),
         "header_missing_id": lambda: line({"type": "session", "version": 3}) + line(msg("a", None)),
+        "v2_entry_without_id": lambda: (
+            line({**HEADER, "version": 2})
+            + line(msg("a", None))
+            + line({k: v for k, v in msg("x", "a").items() if k != "id"})
+            + line({**msg("y", "a"), "id": 7})
+            + line(msg("b", "a", "after the id-less ones"))
+        ),
+        "deep_tool_arguments": deep_tool_arguments,
+        "hidden_marker_chain": hidden_marker_chain,
         "system_message_weird": lambda: (
             h
             + line(
@@ -233,7 +323,157 @@ def _cases() -> dict[str, Callable[[], bytes]]:
     }
 
 
+HOSTILE = (
+    "\x1b]0;PWNED\x07 \x1b[2J \x9b2J \x1bP+q\x1b\\ \x1b]52;c;aGVsbG8=\x07 \x07bell "
+    "\x90dcs\x9c \u202eRTL\u202c \u2028sep \x7fdel \x08bs [bold]x[/]"
+)
+"""Terminal escapes of every kind: OSC titles and clipboard writes, CSI (7-bit and C1), DCS,
+bells, backspaces, bidi overrides and line separators, plus Rich markup."""
+
+
+def _escapes_everywhere() -> bytes:
+    """Hostile text in every field the CLI prints: messages, tool calls and results, names,
+    labels, summaries, custom types, the model and the header's cwd."""
+    x = HOSTILE
+    header = line(
+        {
+            "type": "session",
+            "version": 3,
+            "id": "esc",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": f"/tmp/{x}",
+        }
+    )
+
+    def entry(entry_id: str, parent: str | None, **fields: object) -> bytes:
+        return line(
+            {"id": entry_id, "parentId": parent, "timestamp": "2025-01-01T00:00:01.000Z", **fields}
+        )
+
+    return b"".join(
+        [
+            header,
+            entry(
+                "s1",
+                None,
+                type="message",
+                message={
+                    "role": "system",
+                    "content": x,
+                    "sections": {x: x},
+                    "toolsAdded": [{"name": x, "description": x, "parameters": {}}],
+                },
+            ),
+            entry(
+                "u1",
+                "s1",
+                type="message",
+                message={"role": "user", "content": [{"type": "text", "text": x}], "timestamp": 1},
+            ),
+            entry(
+                "a1",
+                "u1",
+                type="message",
+                message={
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": x},
+                        {"type": "text", "text": x},
+                        {"type": "toolCall", "id": "c1", "name": x, "arguments": {"path": x}},
+                        {
+                            "type": "toolCall",
+                            "id": "c2",
+                            "name": "bash",
+                            "arguments": {"command": x},
+                        },
+                    ],
+                    "provider": x,
+                    "model": x,
+                    "stopReason": "toolUse",
+                    "timestamp": 2,
+                    "usage": {"input": 1, "output": 1, "totalTokens": 2},
+                },
+            ),
+            entry(
+                "t1",
+                "a1",
+                type="message",
+                message={
+                    "role": "toolResult",
+                    "toolCallId": "c1",
+                    "toolName": x,
+                    "content": [{"type": "text", "text": x}],
+                    "isError": True,
+                    "timestamp": 3,
+                },
+            ),
+            entry(
+                "b1",
+                "t1",
+                type="message",
+                message={
+                    "role": "bashExecution",
+                    "command": x,
+                    "output": x,
+                    "exitCode": 1,
+                    "timestamp": 4,
+                },
+            ),
+            entry("k1", "b1", type="compaction", summary=x, firstKeptEntryId="u1", tokensBefore=5),
+            entry("l1", "k1", type="label", targetId="u1", label=x),
+            entry("n1", "l1", type="session_info", name=x),
+            entry("m1", "n1", type="model_change", provider=x, modelId=x),
+            entry("c1m", "m1", type="custom_message", customType=x, content=x, display=True),
+            entry("x1", "c1m", type="custom", customType=x, data={x: x}),
+            entry("bs", "x1", type="branch_summary", fromId="u1", summary=x),
+            entry(
+                "a2",
+                "bs",
+                type="message",
+                message={
+                    "role": "assistant",
+                    "content": [],
+                    "stopReason": "error",
+                    "errorMessage": x,
+                    "timestamp": 5,
+                },
+            ),
+        ]
+    )
+
+
 CASES = _cases()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+SPECIAL: dict[str, Callable[[Path], None]] = {
+    "fifo": _fifo,
+    "symlink_to_dev_zero": _dev_zero,
+    "directory": _directory,
+}
+"""Session paths that are not regular files: each must be refused in one sentence, at once."""
+
+
+def make_special(folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, make in SPECIAL.items():
+        path = folder / f"{name}.jsonl"
+        if not os.path.lexists(path):
+            make(path)
+        out[name] = path
+    return out
 
 
 def write_corpus(folder: Path) -> dict[str, Path]:

@@ -34,7 +34,7 @@ async def test_tui_opens_every_loadable_file(
     before = path.read_bytes()
     started = time.monotonic()
     store = SessionStore.open(path)
-    app = PituiApp(store, settings=Settings({"ui": {"cursorBlink": False}}), cwd=tmp_path)
+    app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), cwd=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+t")

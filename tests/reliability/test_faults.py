@@ -27,7 +27,7 @@ def make_agent(tmp_path: Path, llm: ScriptedLLMServer) -> AgentSession:
         cwd=tmp_path,
         model="openai/test-model",
         api_base=f"{llm.url}/v1",
-        settings=Settings({"retry": {"baseDelayMs": 10}}),
+        settings=Settings.from_dict({"retry": {"baseDelayMs": 10}}),
     )
 
 

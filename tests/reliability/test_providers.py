@@ -39,7 +39,7 @@ def agent_for(tmp_path: Path, api_base: str, **settings: Any) -> AgentSession:
         cwd=tmp_path,
         model="openai/test-model",
         api_base=api_base,
-        settings=Settings(merged),
+        settings=Settings.from_dict(merged),
     )
 
 

@@ -14,15 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fixtures import expected_files
 
 from pitui.session import SessionStore
 
-# Only used to list the parameters; the tests locate files through the ``fixtures_dir`` fixture,
-# which skips with a reason when the shared folder is absent.
-_EXPECTED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "expected"
-EXPECTED_NAMES = (
-    sorted(p.name for p in _EXPECTED.glob("*.project.json")) if _EXPECTED.is_dir() else []
-)
+EXPECTED_NAMES = [p.name for p in expected_files("*.project.json")]
 
 COMPARED_KEYS = (
     "leafId",

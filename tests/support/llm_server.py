@@ -82,20 +82,16 @@ aiohttp transport, ``stream=True``; pinned by ``tests/support/test_llm_server.py
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
-import socket
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
-from pitui.llm.local_server import BackgroundHTTPServer
+from support.providers.base import Abort, ProviderHandler, ScriptedServer
+from support.providers.base import RecordedRequest as BaseRecordedRequest
 
 # Never let litellm fetch its cost map from the network (only effective before it is imported).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -127,11 +123,6 @@ OVERFLOW_MESSAGE = (
     "This model's maximum context length is 8192 tokens. "
     "However, your messages resulted in 9000 tokens."
 )
-
-#: Upper bounds so that nothing in the server can hang a test run.
-SOCKET_TIMEOUT = 10.0
-MAX_BODY_BYTES = 64 * 1024 * 1024
-MAX_DELAY = 30.0
 
 Usage = tuple[int, int] | None | Literal[False]
 ToolCallSpec = tuple[str, Any] | tuple[str, Any, str]
@@ -389,26 +380,8 @@ def raw(
 
 
 @dataclass
-class RecordedRequest:
-    """One request the server received.  ``headers`` keys are lower-cased."""
-
-    index: int
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    raw: bytes
-    received_at: float = field(default_factory=time.monotonic)
-    #: True once the whole response was written (for streams: after ``[DONE]``).
-    completed: bool = False
-    #: True if writing failed because the client went away (e.g. an aborted stream).
-    disconnected: bool = False
-    #: Number of SSE events written so far (streams only).
-    events_sent: int = 0
-    step: Step | None = None
-
-    def header(self, name: str, default: str | None = None) -> str | None:
-        return self.headers.get(name.lower(), default)
+class RecordedRequest(BaseRecordedRequest):
+    """One chat request the server received.  ``headers`` keys are lower-cased."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -538,65 +511,8 @@ class _Renderer:
 # HTTP
 
 
-class _Abort(Exception):
-    """The client went away or the server is stopping: stop writing this response."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    timeout = SOCKET_TIMEOUT
-    server: Any
-
-    def log_message(self, format: str, *args: Any) -> None:  # silence stderr access log
-        pass
-
-    # -- helpers -----------------------------------------------------------------------------
-
-    @property
-    def owner(self) -> ScriptedLLMServer:
-        return self.server.owner
-
-    def _send_bytes(
-        self,
-        status: int,
-        body: bytes,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
-        self.close_connection = True
-
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        self._send_bytes(status, json.dumps(payload).encode(), headers=headers)
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            out = bytearray()
-            while len(out) <= MAX_BODY_BYTES:
-                size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline(1024)
-                    break
-                out += self.rfile.read(size)
-                self.rfile.readline(1024)
-            return bytes(out)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            raise ValueError("request body too large")
-        return self.rfile.read(length) if length else b""
-
-    def _drop(self) -> None:
-        """Close the connection abruptly (no terminating chunk)."""
-        self.close_connection = True
-        with contextlib.suppress(OSError):
-            self.connection.shutdown(socket.SHUT_RDWR)
+class _Handler(ProviderHandler):
+    """The OpenAI chat routes (its own ``do_GET``/``do_POST``; the helpers come from the base)."""
 
     # -- verbs -------------------------------------------------------------------------------
 
@@ -607,30 +523,30 @@ class _Handler(BaseHTTPRequestHandler):
                 {"id": m, "object": "model", "created": 1700000000, "owned_by": "pitui-test"}
                 for m in MODELS
             ]
-            self._send_json(200, {"object": "list", "data": data})
+            self.send_json(200, {"object": "list", "data": data})
         else:
-            self._send_json(404, _not_found(self.path))
+            self.send_json(404, _not_found(self.path))
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        raw_body = self._read_body()
+        raw_body = self.read_body()
         if path not in CHAT_PATHS:
-            self._send_json(404, _not_found(self.path))
+            self.send_json(404, _not_found(self.path))
             return
         try:
             body: Any = json.loads(raw_body) if raw_body else None
         except ValueError:
             body = None
-        request = self.owner._record(
+        request = self.owner.record(
             method="POST",
             path=path,
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
             raw=raw_body,
         )
-        step = self.owner._next_step(request)
+        step = self.owner.next_step(request)
         if step is None:
-            self._send_json(
+            self.send_json(
                 500,
                 {
                     "error": {
@@ -649,20 +565,16 @@ class _Handler(BaseHTTPRequestHandler):
         request.step = step
         try:
             self._serve(step, request)
-        except _Abort:
-            self._drop()
+        except Abort:
+            self.drop()
         except OSError:
             request.disconnected = True
-            self._drop()
+            self.drop()
 
     # -- replies -----------------------------------------------------------------------------
 
-    def _wait(self, seconds: float) -> None:
-        if seconds > 0 and self.owner._stopping.wait(min(seconds, MAX_DELAY)):
-            raise _Abort
-
     def _serve(self, step: Step, request: RecordedRequest) -> None:
-        self._wait(step.delay)
+        self.wait(step.delay)
         if step.status != 200 or (step.body is not None and step.deltas is None):
             body = step.body
             if isinstance(body, str):
@@ -671,7 +583,7 @@ class _Handler(BaseHTTPRequestHandler):
                 data = body
             else:
                 data = json.dumps(body).encode()
-            self._send_bytes(step.status, data, step.content_type, step.headers)
+            self.send_bytes(step.status, data, step.content_type, step.headers)
             request.completed = True
             return
         rendered = self.owner._renderer.render(step, request)
@@ -707,9 +619,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data[: len(data) // 2])
-            self._drop()
+            self.drop()
             return
-        self._send_bytes(200, data, headers=step.headers)
+        self.send_bytes(200, data, headers=step.headers)
         request.completed = True
 
     def _serve_stream(self, step: Step, request: RecordedRequest, rendered: _Rendered) -> None:
@@ -773,16 +685,12 @@ class _Handler(BaseHTTPRequestHandler):
 
         for i, event in enumerate(events):
             if step.cut_after is not None and i >= step.cut_after:
-                raise _Abort
-            self._wait(step.chunk_delay)
-            self._write_chunk(b"data: " + event + b"\n\n")
+                raise Abort
+            self.wait(step.chunk_delay)
+            self.write_chunk(b"data: " + event + b"\n\n")
             request.events_sent += 1
-        self._write_chunk(b"")
+        self.write_chunk(b"")
         request.completed = True
-
-    def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
 
 
 def _not_found(path: str) -> dict[str, Any]:
@@ -803,7 +711,7 @@ def _not_found(path: str) -> dict[str, Any]:
 ScriptEntry = Step | Callable[[RecordedRequest], Step]
 
 
-class ScriptedLLMServer(BackgroundHTTPServer):
+class ScriptedLLMServer(ScriptedServer):
     """The scripted server.  ``start()``/``stop()`` or use it as a context manager."""
 
     # Step builders, reachable from the fixture object (``llm.text(...)``).
@@ -822,27 +730,14 @@ class ScriptedLLMServer(BackgroundHTTPServer):
 
     thread_name = "pitui-test-llm-server"
     handler_class = _Handler
-    poll_interval = 0.05
+    request_class = RecordedRequest
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__(host, port)
-        self._host = host
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._script: deque[ScriptEntry] = deque()
-        self._requests: list[RecordedRequest] = []
-        self._unscripted: list[RecordedRequest] = []
         self._call_ids: Iterator[int] = itertools.count(1)
         self._renderer = _Renderer(self._next_call_id)
-        #: The ``llm`` fixture fails a test that got "no scripted reply" answers unless False.
-        self.fail_on_unscripted = True
 
-    # -- lifecycle: start/stop/port come from BackgroundHTTPServer ---------------------------
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash, no ``/v1``)."""
-        return f"http://{self._host}:{self.port}"
+    # -- lifecycle, script and recordings come from ScriptedServer ---------------------------
 
     @property
     def api_base(self) -> str:
@@ -862,84 +757,10 @@ class ScriptedLLMServer(BackgroundHTTPServer):
         kwargs.update(extra)
         return kwargs
 
-    # -- script ------------------------------------------------------------------------------
-
-    def script(self, *steps: ScriptEntry | Iterable[ScriptEntry]) -> ScriptedLLMServer:
-        """Queue replies, consumed one per chat request in order."""
-        with self._changed:
-            for step in steps:
-                if isinstance(step, Step) or callable(step):
-                    self._script.append(step)
-                else:
-                    self._script.extend(step)
-            self._changed.notify_all()
-        return self
-
-    def reset(self) -> None:
-        """Clear the script, the recordings and the tool-call id counter."""
-        with self._changed:
-            self.fail_on_unscripted = True
-            self._script.clear()
-            self._requests.clear()
-            self._unscripted.clear()
-            self._call_ids = itertools.count(1)
-            self._changed.notify_all()
-
-    @property
-    def pending(self) -> int:
-        """How many scripted steps have not been consumed yet."""
-        with self._lock:
-            return len(self._script)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Chat requests received so far, in arrival order (a snapshot copy)."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def last(self) -> RecordedRequest:
-        with self._lock:
-            if not self._requests:
-                raise AssertionError("the test LLM server received no chat request")
-            return self._requests[-1]
-
-    @property
-    def unscripted(self) -> list[RecordedRequest]:
-        """Requests answered with the "no scripted reply" 500 error."""
-        with self._lock:
-            return list(self._unscripted)
-
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
-        """Block until at least ``count`` chat requests arrived (``AssertionError`` on timeout)."""
-        deadline = time.monotonic() + min(timeout, MAX_DELAY)
-        with self._changed:
-            while len(self._requests) < count:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(
-                        f"expected {count} chat request(s), got {len(self._requests)}"
-                    )
-                self._changed.wait(remaining)
-            return list(self._requests)
-
-    # -- internals (called from handler threads) ---------------------------------------------
+    def on_reset(self) -> None:
+        """``reset()`` also restarts the tool-call ids at ``call_1``."""
+        self._call_ids = itertools.count(1)
 
     def _next_call_id(self) -> str:
         with self._lock:
             return f"call_{next(self._call_ids)}"
-
-    def _record(self, **fields: Any) -> RecordedRequest:
-        with self._changed:
-            request = RecordedRequest(index=len(self._requests), **fields)
-            self._requests.append(request)
-            self._changed.notify_all()
-            return request
-
-    def _next_step(self, request: RecordedRequest) -> Step | None:
-        with self._changed:
-            if not self._script:
-                self._unscripted.append(request)
-                return None
-            entry = self._script.popleft()
-        return entry if isinstance(entry, Step) else entry(request)

@@ -3,13 +3,13 @@ clock, and an app factory over a session file."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_textual_snapshot
+from support import fixtures
 
 from pitui.agent.session import AgentSession
 from pitui.config.settings import Settings
@@ -17,7 +17,6 @@ from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 FIXED_NOW = 1_768_470_000.0  # 2026-01-15T09:40:00Z, near the fixtures' own timestamps
 
 # Snapshots live in <repo>/snapshots/<test module>/ (pytest-textual-snapshot is pinned).
@@ -42,14 +41,8 @@ def fixed_clock() -> float:
 
 
 def copy_fixture(name: str, tmp_path: Path) -> Path:
-    """A private copy of a shared fixture (tests may append to it)."""
-    source = FIXTURES / name
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not present")
-    target = tmp_path / "sessions" / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, target)
-    return target
+    """A private copy of a session fixture in ``tmp_path/sessions`` (tests may append to it)."""
+    return fixtures.copy_fixture(name, tmp_path / "sessions")
 
 
 def make_app(
@@ -58,10 +51,12 @@ def make_app(
     llm_url: str | None = None,
     model: str | None = "openai/test-model",
     settings: dict[str, Any] | None = None,
+    api_base: str | None = None,
+    thinking: str | None = None,
     **kwargs: Any,
 ) -> PituiApp:
     """An app over ``store`` with a deterministic clock; an agent only when ``model`` is set."""
-    merged = Settings(
+    merged = Settings.from_dict(
         {"retry": {"baseDelayMs": 10}, "ui": {"cursorBlink": False}, **(settings or {})}
     )
 
@@ -70,7 +65,8 @@ def make_app(
             s,
             cwd=s.cwd or ".",
             model=model,
-            api_base=f"{llm_url}/v1" if llm_url else "http://127.0.0.1:9/v1",
+            api_base=api_base or (f"{llm_url}/v1" if llm_url else "http://127.0.0.1:9/v1"),
+            thinking=thinking,
             settings=merged,
         )
 

@@ -431,6 +431,8 @@ async def test_long_sessions_mount_a_window_and_load_earlier_entries(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         view = chat(app)
+        await view.wait_idle()  # the window's older part is mounted just after the first frame
+        await pilot.pause()
         button = view.query_one("#load-earlier", Button)
         assert str(button.label) == "Show 50 earlier entries"
         assert len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == WINDOW
@@ -450,6 +452,8 @@ async def test_live_appends_prune_the_oldest_blocks(app_factory: Callable[..., P
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         view = chat(app)
+        await view.wait_idle()  # the whole window is mounted
+        await pilot.pause()
         assert not view.query("#load-earlier")
         _fill(app.store, 30, "more ")  # 60 more entries: past the window and its slack
         await view.wait_idle()
@@ -559,3 +563,120 @@ def test_sanitizers() -> None:
     sanitizer = StreamSanitizer()
     parts = [sanitizer.feed(c) for c in ("ab\x1b[3", "1mcd\x1b]0;ti", "tle\x07ef\r", "\ngh")]
     assert "".join(parts) + sanitizer.flush() == "abcdef\ngh"
+
+
+async def test_scrolling_far_back_keeps_a_bounded_window(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.chat import MAX_MOUNTED
+
+    app = app_factory(model=None)
+    _fill(app.store, 400)  # 800 entries
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        await view.wait_idle()
+        await pilot.pause()
+        assert len(view._mounted) == WINDOW
+        for click in range(1, 5):
+            assert await view.load_earlier()
+            await pilot.pause()
+            mounted = len(view.query(UserBlock)) + len(view.query(AssistantBlock))
+            assert mounted == min(WINDOW * (click + 1), MAX_MOUNTED)
+        # 4 clicks: entries 50..349 are mounted (the oldest 50 and newest 450 are not).
+        users = [str(u.visual) for u in view.query(UserBlock)]
+        assert users[0] == "question 25" and users[-1] == "question 174"
+        assert str(view.query_one("#load-earlier", Button).label) == "Show 50 earlier entries"
+        assert str(view.query_one("#load-later", Button).label) == "Show 450 later entries"
+        assert await view.load_earlier()  # the very first entries
+        await pilot.pause()
+        assert not await view.load_earlier()
+        assert not view.query("#load-earlier")
+        assert str(view.query(UserBlock).first().visual) == "question 0"
+        # "Show later" (or anything new happening) goes back to the newest window.
+        view.scroll_end(animate=False)
+        await pilot.pause()
+        await pilot.click("#load-later")
+        await view.wait_idle()
+        await pilot.pause()
+        assert not view.query("#load-later")
+        assert view.query(AssistantBlock).last().source == "answer 399"
+        app.store.append_message({"role": "user", "content": [{"type": "text", "text": "new"}]})
+        await pilot.pause()
+        await view.wait_idle()
+        assert str(view.query(UserBlock).last().visual) == "new"
+
+
+async def test_first_frame_shows_the_newest_entries_and_fills_in_after(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.chat import FIRST_SCREEN
+
+    app = app_factory(model=None)
+    _fill(app.store, 100)
+    mounted_at_first_frame: list[int] = []
+
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        mounted_at_first_frame.append(len(view.children))
+        await view.wait_idle()
+        await pilot.pause()
+        assert mounted_at_first_frame[0] <= FIRST_SCREEN + 1  # + the "Show earlier" button
+        assert len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == WINDOW
+        users = [str(u.visual) for u in view.query(UserBlock)]
+        assert users == [f"question {i}" for i in range(25, 100)]  # in order
+        assert view.scroll_y == view.max_scroll_y
+
+
+LONG_REPLY = "\n\n".join(
+    [
+        f"## Step {i}"
+        if i % 5 == 0
+        else f"```python\nx = {i}\ny = x + 1\n```"
+        if i % 5 == 1
+        else f"- item {i}\n- item {i} b"
+        if i % 5 == 2
+        else f"| a | b |\n|---|---|\n| {i} | {i * 2} |"
+        if i % 5 == 3
+        else f"Paragraph {i} with `code` and **bold** text that runs on for a while."
+        for i in range(70)
+    ]
+)
+
+
+async def test_a_long_streamed_reply_is_laid_out_as_one_markdown_document(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Sealed parts (a long reply streamed) look exactly like the same text in one Markdown:
+    every block at the same offset, the same height."""
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownBlock
+
+    from pitui.agent.events import MessageDelta, MessageStart
+
+    app = app_factory(model=None)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = chat(app)
+        publish = app.bridge.on_agent_event
+        publish(MessageStart("assistant"))
+        for i in range(0, len(LONG_REPLY), 7):
+            publish(MessageDelta("text", LONG_REPLY[i : i + 7]))
+            if i % 210 == 0:
+                await pilot.pause()
+        await view.wait_idle()
+        await pilot.pause()
+        streamed = view.query_one(AssistantBlock)
+        assert streamed.source == LONG_REPLY
+        assert streamed.parts > 2  # it was sealed into parts
+        reference = Markdown(LONG_REPLY, classes="reference")
+        reference.styles.padding = (0, 1)
+        reference.styles.margin = (1, 0, 0, 0)
+        await view.mount(reference)
+        await pilot.pause(0.3)
+
+        def layout(root: Any) -> list[tuple[int, str]]:
+            blocks = [b for b in root.query(MarkdownBlock) if isinstance(b.parent, Markdown)]
+            return [(b.region.y - root.region.y, type(b).__name__) for b in blocks]
+
+        assert layout(streamed) == layout(reference)
+        # The reference keeps its last bottom margin; the chat's block drops it.
+        assert streamed.region.height == reference.region.height - 1

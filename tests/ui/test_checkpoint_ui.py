@@ -58,7 +58,7 @@ def message(role: str, body: str, **extra: Any) -> dict[str, Any]:
 
 
 def workspace_for(project: Path, values: dict[str, Any] | None = None, **kw: Any) -> Workspace:
-    return Workspace(read_workspace_settings(Settings(values or {}), **kw), project)
+    return Workspace(read_workspace_settings(Settings.from_dict(values), **kw), project)
 
 
 async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -107,7 +107,7 @@ async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 def make_app(
     path: Path, project: Path, settings: dict[str, Any] | None = None, **kw: Any
 ) -> PituiApp:
-    merged = Settings(
+    merged = Settings.from_dict(
         {"ui": {"cursorBlink": False}, "branchSummary": {"skipPrompt": True}, **(settings or {})}
     )
     store = SessionStore.open(path)
@@ -160,7 +160,9 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         tree = await open_tree(pilot)
         # The runs' rows carry the number of files they changed.
         assert tree.row_text(tree.line_of(ids["done1"]) or 0).endswith("✎ 3 files")
-        assert tree.row_text(tree.line_of(ids["done2"]) or 0).endswith("✎ 2 files  ← leaf")
+        # The leaf is the run's checkpoint entry, hidden in the default filter.
+        done2 = tree.row_text(tree.line_of(ids["done2"]) or 0)
+        assert done2.endswith("✎ 2 files  ← leaf is just below (hidden)")
         await go_to(pilot, tree, ids["u2"])  # edit and resubmit "step 2"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
@@ -221,10 +223,13 @@ async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> N
         prompt = app.screen
         assert "⚠ changed outside pitui" in " ".join(listed_files(prompt))  # type: ignore[arg-type]
         await pilot.press("r")
-        await pilot.pause()
-        assert isinstance(app.screen, RestorePrompt)  # asked again, explicitly
-        title = str(prompt.query_one("#restore-title", Static).render())
-        assert "would be overwritten: app.py" in title
+
+        def title() -> str:
+            return str(prompt.query_one("#restore-title", Static).render())
+
+        await wait_for(pilot, lambda: "would be overwritten" in title())
+        assert app.screen is prompt  # asked again, explicitly
+        assert "would be overwritten: app.py" in title()
         await pilot.press("k")  # keep my edit, restore the rest
         await wait_for(pilot, lambda: app.store.leaf_id == ids["done1"])
         await wait_for(pilot, lambda: not (project / "README.md").exists())
@@ -435,7 +440,7 @@ async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
     store = SessionStore.create(tmp_path / "sessions", str(project))
     assert store.path is not None
     llm.script(text("First answer."), text("Second answer."))
-    merged = Settings({"ui": {"cursorBlink": False}})
+    merged = Settings.from_dict({"ui": {"cursorBlink": False}})
 
     def factory(s: SessionStore) -> AgentSession:
         return AgentSession(

@@ -245,7 +245,7 @@ def demo_app(demo_files: tuple[Path, Path], server: DemoModelServer, **kwargs: A
     return make_demo_app(
         path,
         server.api_base,
-        settings=Settings({"ui": {"cursorBlink": False}}),
+        settings=Settings.from_dict({"ui": {"cursorBlink": False}}),
         cwd=project,
         clock=fixed_clock,
         **kwargs,

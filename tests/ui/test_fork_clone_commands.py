@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import OptionList
@@ -16,6 +17,18 @@ from pitui.ui.screens.main import MainScreen
 from pitui.ui.widgets.prompt import PromptEditor
 
 SIZE = (110, 32)
+
+
+def export_page_data(path: Path) -> dict[str, Any]:
+    """The data an HTML export's page renders (zlib-compressed JSON in base64)."""
+    import base64
+    import re
+    import zlib
+
+    found = re.search(r'id="pitui-data">([^<]*)</script>', path.read_text())
+    assert found is not None
+    data: dict[str, Any] = json.loads(zlib.decompress(base64.b64decode(found.group(1))))
+    return data
 
 
 async def command(pilot: Pilot[int], text: str) -> None:
@@ -105,7 +118,7 @@ async def test_name_label_new_and_export(
         assert app.store.label_of(leaf or "") == "checkpoint"
         html_path = tmp_path / "exported.html"
         await command(pilot, f"/export html {html_path}")
-        assert "Tree widget work" in html_path.read_text()
+        assert export_page_data(html_path)["meta"]["title"] == "Tree widget work"
         jsonl_path = tmp_path / "branch.jsonl"
         await command(pilot, f"/export jsonl {jsonl_path}")
         lines = jsonl_path.read_text().splitlines()

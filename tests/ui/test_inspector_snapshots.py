@@ -1,4 +1,4 @@
-"""Snapshots of the details pane's tabs (``DetailsPane``) on the shared fixtures.
+"""Snapshots of the details pane's tabs (``DetailsPane``) on the session fixtures.
 
 tiktoken counts are real: ``run_before`` waits for the counting worker, so they are
 deterministic. Snapshots live in ``snapshots/test_inspector_snapshots/``.
@@ -6,19 +6,17 @@ deterministic. Snapshots live in ``snapshots/test_inspector_snapshots/``.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
+from support.fixtures import copy_fixture
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from pitui.session import SessionStore
 from pitui.ui.widgets.inspectors import DetailsPane, TabName
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 COMPACTION = "pi-v3-compaction-and-system-prompt.jsonl"
 CONTEXT_EDIT = "pi-v3-context-edit.jsonl"
 SIZE = (100, 34)
@@ -37,13 +35,7 @@ class PaneApp(App[None]):
 
 
 def open_fixture(name: str, tmp_path: Path) -> SessionStore:
-    source = FIXTURES / name
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not present")
-    target = tmp_path / "fixtures" / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, target)
-    return SessionStore.open(target, read_only=True)
+    return SessionStore.open(copy_fixture(name, tmp_path / "fixtures"), read_only=True)
 
 
 def showing(

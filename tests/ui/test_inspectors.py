@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from support.fixtures import copy_fixture
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -55,18 +55,9 @@ class PaneApp(App[None]):
         self.jumps.append(event.entry_id)
 
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-
-
 def open_fixture(name: str, tmp_path: Path) -> SessionStore:
-    """A read-only store over a private copy of a shared fixture."""
-    source = FIXTURES / name
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not present")
-    target = tmp_path / "fixtures" / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, target)
-    return SessionStore.open(target, read_only=True)
+    """A read-only store over a private copy of a session fixture."""
+    return SessionStore.open(copy_fixture(name, tmp_path / "fixtures"), read_only=True)
 
 
 def text_of(static: Static) -> str:

@@ -100,7 +100,7 @@ def test_demo_main_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
     app = make_demo_app(
         session,
         "http://127.0.0.1:9/v1",
-        settings=Settings({"ui": {"cursorBlink": False}}),
+        settings=Settings.from_dict({"ui": {"cursorBlink": False}}),
         cwd=project,
         clock=fixed_clock,
     )

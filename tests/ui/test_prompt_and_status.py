@@ -218,7 +218,8 @@ async def test_status_shows_session_name(app_factory: Callable[..., PituiApp]) -
 async def test_spinner_and_elapsed_time_while_the_agent_works(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
-    llm.script(slow("one two three four five six", 0.15))
+    # A reply that streams for ~3 s, so a loaded machine still shows a tick before it ends.
+    llm.script(slow("one two three four five six seven eight nine ten", 0.3))
     app = app_factory(llm_url=llm.url, settings=WINDOW_200K)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hello", "enter")
@@ -228,6 +229,25 @@ async def test_spinner_and_elapsed_time_while_the_agent_works(
         assert line.split("  ·  ")[-1][0] in SPINNER
         first = app.query_one(StatusLine)._frame
         await wait_for(pilot, lambda: app.query_one(StatusLine)._frame != first, timeout=3)
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        assert not any(ch in status(app) for ch in SPINNER)
+
+
+async def test_status_keeps_following_the_session_after_a_run(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    """Regression: the line's agent flag shadowed Textual's ``_running``, so once a run ended
+    the next store event unsubscribed it: the position froze and the next run spun forever."""
+    llm.script(text("first answer"), text("second answer"))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url, settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        app.store.branch("2eb29f80")  # while idle: the first of two siblings
+        await wait_for(pilot, lambda: "branch 1 of 2" in status(app))
+        await pilot.press(*"again", "enter")
         await run_finished(pilot, app)
         await wait_for(pilot, lambda: "working" not in status(app))
         assert not any(ch in status(app) for ch in SPINNER)
@@ -334,3 +354,49 @@ async def test_spinner_ticks_do_not_recompute_the_gauge(
         await pilot.pause()
         assert len(calls) == 1
         assert "renamed" in status(app)
+
+
+async def test_status_follows_store_events_while_idle_after_a_run(
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
+) -> None:
+    """Issue 11: after a reply, the status line kept listening (it used to overwrite Textual's
+    own ``_running`` flag, the signal dropped it, and it went stale for good)."""
+    llm.script(text("the answer"))
+    app = app_factory("pi-v3-branches.jsonl", llm_url=llm.url, settings=WINDOW_200K)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"a question", "enter")
+        await run_finished(pilot, app)
+        await wait_for(pilot, lambda: "working" not in status(app))
+        assert app.query_one(StatusLine).is_running  # Textual's flag is untouched
+        # Idle now: store events still reach the status line.
+        app.store.append_session_info("renamed after the run")
+        await wait_for(pilot, lambda: "renamed after the run" in status(app))
+        app.store.branch("2eb29f80")  # a tree move
+        await wait_for(pilot, lambda: "branch 1 of 2" in status(app))
+        app.store.append_session_info("and again")
+        await wait_for(pilot, lambda: "and again" in status(app))
+
+
+async def test_branch_position_follows_appends_at_the_leaf(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "branch 2 of 2" in status(app))
+        store = app.store
+        leaf = store.leaf_id
+        # An append at the leaf (no children): same fork, same position.
+        store.append_message({"role": "user", "content": [{"type": "text", "text": "more"}]})
+        await pilot.pause()
+        assert "branch 2 of 2" in status(app)
+        # Back to the fork (two children), and a new entry there: a third branch, the newest.
+        assert leaf is not None
+        fork = store.node(leaf).parent
+        while fork is not None and len(store.tree_children(fork.id)) < 2:
+            fork = fork.parent
+        assert fork is not None
+        store.branch(fork.id)
+        await pilot.pause()
+        store.append_message({"role": "assistant", "content": [], "stopReason": "stop"})
+        await wait_for(pilot, lambda: "branch 3 of 3" in status(app))
+        assert store.branch_position().text() == "branch 3 of 3"

@@ -6,26 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import copy_fixture
 from support.llm_server import ScriptedLLMServer, slow, text
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
 from pitui.session import SessionStore
-from pitui.session.flatten import FILTER_MODES, flatten
+from pitui.session.flatten import layout_tree
+from pitui.session.tree_search import Matcher
 from pitui.ui.app import PituiApp
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryPrompt
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
+from pitui.ui.widgets import session_tree
 from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.prompt import PromptEditor
-from pitui.ui.widgets.session_tree import SessionTree, build_rows, tree_filter
+from pitui.ui.widgets.session_tree import SessionTree
 
 SIZE = (120, 36)
 
@@ -83,7 +85,15 @@ async def open_tree(pilot: Pilot[Any]) -> SessionTree:
     await pilot.press("ctrl+t")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, TreeBrowserScreen))
     await pilot.pause()
-    return pilot.app.screen.query_one(SessionTree)
+    tree = pilot.app.screen.query_one(SessionTree)
+    await settle(pilot, tree)
+    return tree
+
+
+async def settle(pilot: Pilot[Any], tree: SessionTree) -> None:
+    """Wait for the tree's layout or search worker (they run off the UI thread)."""
+    await wait_for(pilot, lambda: not tree.busy)
+    await pilot.pause()
 
 
 def record_notes(app: PituiApp) -> list[str]:
@@ -190,7 +200,9 @@ async def test_keyboard_moves_the_cursor_and_the_details_follow(
         assert str(app.screen.query_one("#tree-status").render()) == "(17/17)"
 
 
-async def test_clicking_a_row_selects_it(app_factory: Callable[..., PituiApp]) -> None:
+async def test_a_click_highlights_and_a_second_click_selects(
+    app_factory: Callable[..., PituiApp],
+) -> None:
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         tree = await open_tree(pilot)
@@ -205,6 +217,11 @@ async def test_clicking_a_row_selects_it(app_factory: Callable[..., PituiApp]) -
         line = tree.line_of(ALTERNATIVE)
         assert line is not None
         await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y))
+        await pilot.pause()
+        assert tree.cursor_entry_id == ALTERNATIVE  # highlighted, not selected
+        assert selected == []
+        assert app.store.leaf_id == LEAF
+        await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y))
         await wait_for(pilot, lambda: selected == [ALTERNATIVE])
         assert tree.cursor_entry_id == ALTERNATIVE
         # Leaving the tie branch: the summary prompt offers "No summary" only (no model).
@@ -216,6 +233,17 @@ async def test_clicking_a_row_selects_it(app_factory: Callable[..., PituiApp]) -
         assert isinstance(app.screen, TreeBrowserScreen)
         assert tree.is_on_path(ALTERNATIVE)
         assert not tree.is_on_path(LEAF)
+
+
+async def test_a_double_click_selects_at_once(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        line = tree.line_of(OK_EAGER)
+        assert line is not None
+        await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y), times=2)
+        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        assert tree.cursor_entry_id == OK_EAGER
 
 
 async def test_clicking_a_fold_marker_folds(app_factory: Callable[..., PituiApp]) -> None:
@@ -249,7 +277,10 @@ async def test_filters_cycle_and_toggle(app_factory: Callable[..., PituiApp]) ->
         assert tree.visible_ids() == [ROOT_USER, LAZY, GO, TIE2, TIE1, SIMPLE]
         # The cursor was on the leaf (an assistant): it moves to its nearest shown ancestor.
         assert tree.cursor_entry_id == TIE2
-        assert tree.row_text(tree.line_of(TIE2) or 0) == "› │  ├─ • user: tie sibling 2  ← leaf"
+        # The leaf (an assistant) is filtered out: its row says where it is.
+        assert tree.row_text(tree.line_of(TIE2) or 0) == (
+            "› │  ├─ • user: tie sibling 2  ← leaf is just below (hidden)"
+        )
         await pilot.press("f")
         assert tree.mode == "labeled-only"
         assert tree.row_count == 0
@@ -291,12 +322,15 @@ async def test_search_filters_rows_and_escape_clears_it_first(
         tree = await open_tree(pilot)
         status = app.screen.query_one("#tree-status")
         await pilot.press("slash", *"TIE")
+        await settle(pilot, tree)
         assert tree.searching
         assert tree.visible_ids() == [TIE2, LEAF, TIE1]
         assert str(status.render()) == "(2/3) /TIE▏"
         await pilot.press("space", "1")
+        await settle(pilot, tree)
         assert tree.visible_ids() == [TIE1]
         await pilot.press("backspace", "2")
+        await settle(pilot, tree)
         assert tree.visible_ids() == [TIE2, LEAF]
         # TIE1 went away: no shown ancestor, so the first row.
         assert tree.cursor_entry_id == TIE2
@@ -309,6 +343,7 @@ async def test_search_filters_rows_and_escape_clears_it_first(
         assert tree.visible_ids() == DEFAULT_ORDER
         assert tree.cursor_entry_id == TIE2
         await pilot.press("slash", *"read tree_view")  # the tool call's arguments
+        await settle(pilot, tree)
         assert tree.visible_ids() == [READ_RESULT]
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
@@ -321,25 +356,65 @@ async def test_search_matches_labels(app_factory: Callable[..., PituiApp]) -> No
     async with app.run_test(size=SIZE) as pilot:
         tree = await open_tree(pilot)
         await pilot.press("slash", *"plan-b")
+        await settle(pilot, tree)
         assert tree.visible_ids() == [SIMPLE]
         assert tree.row_text(0) == "› [plan-b] user: No lazy loading; keep it simple."
 
 
-async def test_typing_waits_for_a_pause_when_rebuilds_are_slow(
+async def test_search_runs_off_the_ui_thread_and_the_next_key_supersedes_it(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys are handled while a search is still running (it is held here until released);
+    each key starts a new search, and only the results of the last query are shown."""
+    gate = threading.Event()
+    threads: set[str] = set()
+
+    class HeldMatcher(Matcher):
+        def __call__(self, node: Any) -> bool:
+            threads.add(threading.current_thread().name)
+            gate.wait(10)
+            return super().__call__(node)
+
+    monkeypatch.setattr(session_tree, "Matcher", HeldMatcher)
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        status = app.screen.query_one("#tree-status")
+        await pilot.press("slash", "t")
+        assert tree.busy
+        await pilot.press("i", "e")  # handled at once, though no search has finished
+        assert tree.search_query == "tie"
+        assert str(status.render()).startswith(f"(11/{len(DEFAULT_ORDER)}) /tie▏ searching")
+        assert tree.visible_ids() == DEFAULT_ORDER  # the rows stay until results come
+        gate.set()
+        await settle(pilot, tree)
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert str(status.render()) == "(2/3) /tie▏"
+        assert threading.main_thread().name not in threads
+        # Typing on narrows the results; deleting widens them again.
+        await pilot.press("space", "1")
+        await settle(pilot, tree)
+        assert tree.visible_ids() == [TIE1]
+        await pilot.press("backspace", "backspace")
+        await settle(pilot, tree)
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+
+
+async def test_clearing_a_search_restores_the_rows_without_a_rebuild(
     app_factory: Callable[..., PituiApp],
 ) -> None:
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         tree = await open_tree(pilot)
-        tree.build_seconds = 1.0  # as on a big session
+        rows = tree.view
+        builds = tree.build_seconds
         await pilot.press("slash", *"tie")
-        assert tree.search_query == "tie"
-        assert tree.row_count == len(DEFAULT_ORDER)  # not yet
-        assert str(app.screen.query_one("#tree-status").render()).endswith("/tie▏")
-        await wait_for(pilot, lambda: tree.visible_ids() == [TIE2, LEAF, TIE1])
-        tree.build_seconds = 1.0
-        await pilot.press("space", "1", "enter")  # Enter searches at once
-        assert tree.visible_ids() == [TIE1]
+        await settle(pilot, tree)
+        assert tree.view is not rows
+        await pilot.press("escape")
+        assert tree.view is rows  # the same layout, shown again at once
+        assert tree.visible_ids() == DEFAULT_ORDER
+        assert tree.build_seconds == builds
 
 
 async def test_details_pane_jump_shows_a_hidden_entry(
@@ -351,6 +426,7 @@ async def test_details_pane_jump_shows_a_hidden_entry(
     async with app.run_test(size=SIZE) as pilot:
         tree = await open_tree(pilot)
         await pilot.press("slash", *"tie", "enter")
+        await settle(pilot, tree)
         details = app.screen.query_one(DetailsPane)
         details.post_message(DetailsPane.JumpTo(details, READ_RESULT))
         await wait_for(pilot, lambda: tree.cursor_entry_id == READ_RESULT)
@@ -403,7 +479,7 @@ async def test_folding_and_segment_jumps(app_factory: Callable[..., PituiApp]) -
         await pilot.press("left")  # a root with children folds
         assert tree.is_folded(SYSTEM)
         assert tree.row_count == 1
-        assert tree.row_text(0) == "› ⊞ • [system]"
+        assert tree.row_text(0) == "› ⊞ • [system]  ← leaf is inside (folded)"
         await pilot.press("down")  # wraps to the only row
         assert tree.cursor_entry_id == SYSTEM
         await pilot.press("left")  # a folded root stays
@@ -419,6 +495,7 @@ async def test_search_clears_folds(app_factory: Callable[..., PituiApp]) -> None
         await pilot.press("left", "left")
         assert tree.is_folded(TIE2)
         await pilot.press("slash", "t")
+        await settle(pilot, tree)
         assert not tree.is_folded(TIE2)
         await pilot.press("escape")
         assert LEAF in tree.visible_ids()
@@ -433,32 +510,45 @@ async def test_active_path_follows_leaf_moves_without_a_rebuild(
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         tree = await open_tree(pilot)
-        rows_before = tree._rows
-        repainted: list[int] = []
-        original = tree.refresh_line
-
-        def spy(y: int) -> None:
-            repainted.append(y)
-            original(y)
-
-        tree.refresh_line = spy  # type: ignore[method-assign]
+        rows_before = tree.view
         app.store.branch(OK_EAGER)  # from outside (an agent or a command)
         await wait_for(pilot, lambda: tree.is_on_path(OK_EAGER))
-        assert tree._rows is rows_before  # re-styled, not rebuilt
+        assert tree.view is rows_before  # re-marked, not rebuilt
+        assert tree.visible_ids() == DEFAULT_ORDER  # nothing moves under the user's eyes
         for entry_id in (SIMPLE, OK_EAGER, ASK, ROOT_USER):
             assert tree.is_on_path(entry_id)
         for entry_id in (LAZY, READING, TIE2, LEAF):
             assert not tree.is_on_path(entry_id)
-        # Only the rows whose state changed were repainted (the path left, the new path,
-        # and the two leaf markers).
-        changed = {LAZY, READING, READ_RESULT, EAGER, GO, DONE, TIE2, LEAF, SIMPLE, OK_EAGER}
-        assert sorted(set(repainted)) == sorted(tree.line_of(i) for i in changed)
         ok = tree.line_of(OK_EAGER)
         assert ok is not None
         assert tree.row_text(ok) == "  │     • assistant: OK, eager it is.  ← leaf"
         leaf = tree.line_of(LEAF)
         assert leaf is not None
         assert tree.row_text(leaf) == "› │  │  │  │  │  assistant: Answering tie sibling 2."
+
+
+async def test_appends_join_the_rows_in_place(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        rows_before = tree.view
+        new = app.store.append_message({"role": "user", "content": "one more"})
+        await wait_for(pilot, lambda: tree.line_of(new) is not None)
+        assert tree.view is rows_before
+        ids = tree.visible_ids()
+        assert ids[ids.index(LEAF) + 1] == new
+        assert tree.row_text(ids.index(new)).endswith("• user: one more  ← leaf")
+        assert tree.cursor_entry_id == LEAF  # the cursor stays where the user put it
+        # Appended at an older entry: a new branch, shown first under its branch point.
+        app.store.branch(ASK)
+        fork = app.store.append_message({"role": "user", "content": "another way"})
+        await wait_for(pilot, lambda: tree.line_of(fork) is not None)
+        ids = tree.visible_ids()
+        assert ids.index(fork) == ids.index(ASK) + 1
+        assert tree.row_text(ids.index(fork)) == "  │  ├─ • user: another way  ← leaf"
+        assert tree.view.leaf_shown()  # type: ignore[union-attr]
+        fresh = layout_tree(app.store, "default")
+        assert {n.id for n in fresh.iter_nodes()} == set(tree.visible_ids())
 
 
 async def test_selecting_the_leaf_says_already_here(
@@ -698,43 +788,6 @@ def deep_session(path: Any, forks: int, chain: int) -> SessionStore:
     return store
 
 
-@pytest.mark.parametrize(
-    "fixture",
-    [
-        "pi-v3-branches.jsonl",
-        "pi-v3-labels-and-names.jsonl",
-        "pi-v3-branch-summary.jsonl",
-        "pi-v3-context-edit.jsonl",
-        "pi-v3-compaction-and-system-prompt.jsonl",
-        "pi-v1-large-session.jsonl",
-    ],
-)
-def test_rows_match_flatten_in_every_mode(fixture: str, tmp_path: Any) -> None:
-    """The widget's rows (own filter and grouping, for speed) equal ``pitui tree``'s."""
-    store = SessionStore.open(copy_fixture(fixture, tmp_path), read_only=True)
-    for mode in FILTER_MODES:
-        rows, _ = build_rows(store, tree_filter(store, mode))
-        expected = flatten(store, mode)
-        assert [(r.node.id, r.gutter, r.connector, r.on_path) for r in rows] == [
-            (r.node.id, r.gutter, r.connector, r.on_path) for r in expected
-        ], mode
-    if fixture.startswith("pi-v1"):
-        return  # migrated on load: every entry is parsed already
-    # The filter read assistant messages without keeping them parsed.
-    fresh = SessionStore.open(copy_fixture(fixture, tmp_path / "again"), read_only=True)
-    build_rows(fresh, tree_filter(fresh, "default"))
-    assert not any(n.data is not None for n in fresh.nodes() if n.role == "assistant")
-
-
-def test_rows_for_thousands_of_nested_forks(tmp_path: Any) -> None:
-    store = deep_session(tmp_path / "deep.jsonl", forks=1500, chain=1)
-    rows, path = build_rows(store, lambda n: True)
-    assert len(rows) == 1500 * 3
-    assert len(path) == 1500 * 2
-    deepest = max(rows, key=lambda r: r.indent)
-    assert deepest.indent == 1500 * 3
-
-
 async def test_deep_trees_render_and_navigate(app_factory: Callable[..., PituiApp]) -> None:
     app = app_factory(model=None)
     deep = deep_session(app.store.path, forks=1200, chain=2)
@@ -746,8 +799,124 @@ async def test_deep_trees_render_and_navigate(app_factory: Callable[..., PituiAp
         assert tree.cursor_entry_id == deep.leaf_id
         text = tree.row_text(tree.cursor_line)
         assert text.rstrip().endswith("assistant: a1199.1  ← leaf")
-        assert tree._hscroll > 0  # the deep row's text is scrolled into view
+        assert tree.hscroll > 0  # the deep row's text is scrolled into view
         await pilot.press("home")
-        assert tree._hscroll == 0
+        assert tree.hscroll == 0
         await pilot.press("end", "left", "left")
         assert tree.cursor_entry_id is not None
+
+
+# ---------------------------------------------------------------------------------- 80x24
+
+
+def footer_text(app: PituiApp) -> str:
+    from textual.widgets import Footer
+
+    footer = app.screen.query_one(Footer)
+    return " ".join(str(key.render()) for key in footer.query("FooterKey"))
+
+
+async def test_at_80x24_the_details_start_hidden_and_d_toggles_them(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        assert not details.display
+        assert tree.size.width >= 74  # the tree has the width (was ~44 columns)
+        await pilot.press("i")
+        await pilot.pause()
+        assert details.display
+        await wait_for(pilot, lambda: details.entry_id == LEAF)
+        await pilot.press("i")
+        await pilot.pause()
+        assert not details.display
+        assert app.focused is tree
+    async with app_factory("pi-v3-branches.jsonl", model=None).run_test(size=SIZE) as pilot:
+        await open_tree(pilot)
+        assert pilot.app.screen.query_one(DetailsPane).display  # wide: shown
+
+
+async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = await open_tree(pilot)
+        footer = app.screen.query_one("Footer")
+        first = footer.query("FooterKey").first()
+        assert "esc" in str(first.render()) and "Close" in str(first.render())
+        assert first.region.right <= 80  # on screen
+        await pilot.press("slash", "t")
+        await settle(pilot, tree)
+        await pilot.pause()
+        assert "Clear search" in str(footer.query("FooterKey").first().render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "Close" in str(footer.query("FooterKey").first().render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+
+
+async def test_the_leaf_marker_is_never_cropped(app_factory: Callable[..., PituiApp]) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    long = "a long prompt " * 20
+    app.store.append_message({"role": "user", "content": long})
+    async with app.run_test(size=(80, 24)) as pilot:
+        tree = await open_tree(pilot)
+        line = tree.cursor_line
+        assert tree.row_text(line).endswith("  ← leaf")
+        width = tree.size.width
+        strip = tree.render_line(line - tree.scroll_offset.y)
+        drawn = "".join(segment.text for segment in strip)
+        assert len(drawn) == width
+        assert drawn.rstrip().endswith("← leaf")
+        assert "a long prompt" in drawn  # the text is cut, not the marker
+
+
+async def test_a_filtered_out_leaf_is_said_to_be_below_its_row(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    app.store.append_label(SIMPLE, "keep")  # a label entry: the new leaf, hidden by default
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        assert tree.cursor_entry_id == LEAF
+        assert tree.row_text(tree.cursor_line).endswith("← leaf is just below (hidden)")
+        await pilot.press("ctrl+a")  # all entries: the label entry itself is the leaf row
+        await settle(pilot, tree)
+        leaf = app.store.leaf_id
+        assert leaf is not None
+        line = tree.line_of(leaf)
+        assert line is not None
+        assert tree.row_text(line).endswith("[label: keep]  ← leaf")
+        await pilot.press("ctrl+a", "slash", *"keep", "enter")  # back to default; a search
+        await settle(pilot, tree)
+        status = str(app.screen.query_one("#tree-status").render())
+        assert tree.visible_ids() == [SIMPLE]  # the label matches; the leaf is elsewhere
+        assert status == "(1/1) /keep · the leaf is hidden by the search"
+
+
+async def test_reopening_starts_afresh_and_follows_what_happened_meanwhile(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        first_screen = app.screen
+        await pilot.press("left", "left")  # a fold
+        await pilot.press("slash", *"tie")
+        await settle(pilot, tree)
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        new = app.store.append_message({"role": "user", "content": "while closed"})
+        tree = await open_tree(pilot)
+        assert app.screen is first_screen  # the same browser, kept
+        assert tree.search_query == "" and not tree.searching
+        assert not tree.is_folded(TIE2)
+        assert tree.cursor_entry_id == new  # the new leaf
+        assert tree.row_text(tree.cursor_line).endswith("• user: while closed  ← leaf")
+        assert str(app.screen.query_one("#tree-status").render()) == (
+            f"({tree.cursor_line + 1}/{len(DEFAULT_ORDER) + 1})"
+        )

@@ -30,9 +30,10 @@ async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float 
 
 
 def open_tree(
-    *keys: str, screen: type = TreeBrowserScreen
+    *keys: str, screen: type = TreeBrowserScreen, details: bool = True
 ) -> Callable[[Pilot[Any]], Awaitable[None]]:
-    """``run_before``: Ctrl+T, then ``keys``; waits until the details show the cursor's entry."""
+    """``run_before``: Ctrl+T, then ``keys``; waits for the tree's workers and until the
+    details show the cursor's entry (unless the pane is hidden)."""
 
     async def run(pilot: Pilot[Any]) -> None:
         app = pilot.app
@@ -40,10 +41,13 @@ def open_tree(
         await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
         browser = app.screen
         tree = browser.query_one(SessionTree)
-        details = browser.query_one(DetailsPane)
+        pane = browser.query_one(DetailsPane)
+        await wait_for(pilot, lambda: not tree.busy)
         if keys:
             await pilot.press(*keys)
-        await wait_for(pilot, lambda: details.entry_id == tree.cursor_entry_id)
+        await wait_for(pilot, lambda: not tree.busy)
+        if details:
+            await wait_for(pilot, lambda: pane.entry_id == tree.cursor_entry_id)
         await wait_for(pilot, lambda: isinstance(app.screen, screen))
         await pilot.pause()
 
@@ -84,3 +88,20 @@ def test_summary_prompt(snap_compare: SnapCompare, app_factory: Callable[..., Pi
     app = app_factory("pi-v3-branches.jsonl")
     keys = ("end", "enter")
     assert snap_compare(app, terminal_size=SIZE, run_before=open_tree(*keys, screen=SummaryPrompt))
+
+
+def test_tree_browser_at_80x24(
+    snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]
+) -> None:
+    """A narrow terminal: the details pane starts hidden, the footer starts with how to close,
+    and the leaf marker of a long row stays whole at the right edge."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    app.store.append_message({"role": "user", "content": "a long prompt that does not fit " * 4})
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_tree(details=False))
+
+
+def test_tree_browser_at_80x24_with_details(
+    snap_compare: SnapCompare, app_factory: Callable[..., PituiApp]
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_tree("i"))

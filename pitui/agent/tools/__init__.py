@@ -20,7 +20,13 @@ from pitui.agent.tools.base import (
     resolve_path,
     validate_arguments,
 )
-from pitui.agent.tools.bash import BashTool, CommandResult, OutputWindow, run_command
+from pitui.agent.tools.bash import (
+    BashTool,
+    CommandResult,
+    OutputWindow,
+    kill_running_commands,
+    run_command,
+)
 from pitui.agent.tools.edit import EditTool
 from pitui.agent.tools.read import ReadTool
 from pitui.agent.tools.write import WriteTool
@@ -38,6 +44,7 @@ __all__ = [
     "WriteTool",
     "default_tools",
     "execute",
+    "kill_running_commands",
     "resolve_path",
     "run_command",
     "tools_by_name",

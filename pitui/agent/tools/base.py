@@ -16,10 +16,13 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pitui.agent.tools.environment import Redactor, known_secrets, tool_environment
+from pitui.session.shapes import content_text
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,10 @@ ContentBlock = dict[str, Any]
 class ToolContext:
     """Where a tool runs: ``cwd`` resolves relative paths, ``output_dir`` keeps full outputs.
 
+    ``env`` is the environment commands get (default: pitui's own without credential
+    variables); ``secrets`` maps key values to their variable names for redaction (default:
+    the credential values in pitui's environment).
+
     ``guard``, when set, is awaited with the validated arguments just before the tool runs; a
     result it returns replaces the run (approval modes refuse this way, and the workspace takes
     its checkpoint there before a change; see :mod:`pitui.agent.workspace`).
@@ -37,7 +44,15 @@ class ToolContext:
 
     cwd: Path
     output_dir: Path
+    env: Mapping[str, str] | None = None
+    secrets: Mapping[str, str] | None = None
     guard: ToolGuard | None = None
+
+    def command_env(self) -> dict[str, str]:
+        return dict(self.env) if self.env is not None else tool_environment(os.environ, ())
+
+    def redactor(self) -> Redactor:
+        return Redactor(self.secrets if self.secrets is not None else known_secrets(os.environ))
 
 
 @dataclass
@@ -61,9 +76,7 @@ class ToolResult:
     @property
     def text(self) -> str:
         """The text blocks joined with newlines (images left out)."""
-        return "\n".join(
-            str(block.get("text", "")) for block in self.content if block.get("type") == "text"
-        )
+        return content_text(self.content, "\n")
 
 
 class ToolError(Exception):
@@ -255,9 +268,22 @@ def validate_arguments(schema: dict[str, Any], args: Any) -> dict[str, Any]:
 async def execute(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
     """Validate ``args``, run ``tool`` and return its result; failures become error results.
 
+    Known key values are redacted from the result (text, details, error messages).
     Never raises, except :class:`asyncio.CancelledError` (and other ``BaseException``s such as
     ``KeyboardInterrupt``), which propagate after the tool has cleaned up.
     """
+    result = await _execute(tool, args, ctx)
+    redactor = ctx.redactor()
+    if not redactor:
+        return result
+    return ToolResult(
+        redactor.value(result.content),
+        is_error=result.is_error,
+        details=redactor.value(result.details) if result.details is not None else None,
+    )
+
+
+async def _execute(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
     try:
         prepared = tool.prepare_arguments(args) if isinstance(args, dict) else args
         checked = validate_arguments(tool.parameters, prepared)

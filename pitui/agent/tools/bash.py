@@ -5,7 +5,12 @@ stdout and stderr merged, in a new session (so its own process group). On timeou
 cancellation the whole group gets SIGTERM, then SIGKILL after 2 seconds, and the shell is
 reaped. When the shell exits while background children still hold the output pipe open, they
 get 0.5 s to finish and are then stopped the same way; background children that redirected their
-output (``cmd > log 2>&1 &``) are left running.
+output (``cmd > log 2>&1 &``) are left running while pitui runs. When pitui goes away (exit,
+SIGTERM, SIGHUP, a closed terminal) every group it started that is still alive gets SIGKILL
+(:func:`kill_running_commands`): nothing is left behind.
+
+The command's environment is pitui's without credential variables (see
+:mod:`pitui.agent.tools.environment`).
 
 Output is streamed. Up to 2000 lines / 50 KB it is kept whole; beyond that the full output goes
 to a file (mode 0600) in ``ctx.output_dir`` as it arrives, and only the first 20% and the last 80%
@@ -15,6 +20,7 @@ of the budget are kept in memory, joined by ``... [N lines truncated] ...``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
 import logging
@@ -29,6 +35,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pitui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult
+from pitui.agent.tools.environment import tool_environment
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +238,33 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+_running_groups: set[int] = set()
+"""Process groups of commands started by this process and not yet known to be gone."""
+
+
+def kill_running_commands(sig: signal.Signals = signal.SIGKILL) -> int:
+    """Signal the process group of every command still running; returns how many.
+
+    The last guard when pitui itself is going away (SIGTERM, SIGHUP, a closed terminal, exit):
+    the commands run in their own sessions, so nothing else would stop them. Safe to call from
+    any thread or a signal handler.
+    """
+    groups = list(_running_groups)
+    for pgid in groups:
+        _signal_group(pgid, sig)
+    return len(groups)
+
+
+def _forget_finished_groups() -> None:
+    """Drop groups that are gone (so a recycled pid is never signalled later)."""
+    for pgid in list(_running_groups):
+        if not group_alive(pgid):
+            _running_groups.discard(pgid)
+
+
+atexit.register(kill_running_commands)
+
+
 def group_alive(pgid: int) -> bool:
     """Whether any process of group ``pgid`` is still running (zombies do not count)."""
     try:
@@ -335,7 +369,7 @@ def _bash_path() -> str:
     return shutil.which("bash") or "/bin/bash"
 
 
-async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
+async def _spawn(command: str, cwd: Path, env: dict[str, str] | None) -> asyncio.subprocess.Process:
     """Start the shell. A cancellation during the start still kills what was started."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
@@ -343,6 +377,7 @@ async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
             "-c",
             command,
             cwd=cwd,
+            env=env if env is not None else tool_environment(os.environ, ()),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -373,15 +408,33 @@ async def run_command(
     output_dir: Path,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_output: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
 ) -> CommandResult:
     """Run ``command`` with ``bash -c`` (see the module docstring); never leaves it running.
 
-    ``on_output`` receives decoded output as it arrives. Raises :class:`ToolError` if the shell
-    cannot be started; :class:`asyncio.CancelledError` propagates after the group is killed.
+    ``env`` is the command's environment (default: pitui's without credential variables, see
+    :mod:`pitui.agent.tools.environment`). ``on_output`` receives decoded output as it arrives.
+    Raises :class:`ToolError` if the shell cannot be started; :class:`asyncio.CancelledError`
+    propagates after the group is killed.
     """
     if not cwd.is_dir():
         raise ToolError(f"The working directory {cwd} does not exist.")
-    proc = await _spawn(command, cwd)
+    _forget_finished_groups()
+    proc = await _spawn(command, cwd, env)
+    _running_groups.add(proc.pid)
+    try:
+        return await _supervise(proc, output_dir, timeout, on_output)
+    finally:
+        if proc.returncode is not None and not group_alive(proc.pid):
+            _running_groups.discard(proc.pid)
+
+
+async def _supervise(
+    proc: asyncio.subprocess.Process,
+    output_dir: Path,
+    timeout: float | None,
+    on_output: Callable[[str], None] | None,
+) -> CommandResult:
     assert proc.stdout is not None
     window = OutputWindow(output_dir)
     reader = asyncio.create_task(_pump(proc.stdout, window, on_output))
@@ -488,7 +541,11 @@ class BashTool(Tool):
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise ToolError(f"The timeout must be a positive number of seconds, not {timeout}.")
         result = await run_command(
-            command, cwd=ctx.cwd, output_dir=ctx.output_dir, timeout=float(timeout)
+            command,
+            cwd=ctx.cwd,
+            output_dir=ctx.output_dir,
+            timeout=float(timeout),
+            env=ctx.command_env(),
         )
         details: dict[str, Any] = {
             "exitCode": result.exit_code,

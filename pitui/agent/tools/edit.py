@@ -8,10 +8,11 @@ in a CRLF file, ``oldText``/``newText`` written with ``\\n`` are matched and ins
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
+import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,15 @@ from pitui.agent.tools.base import (
     ToolContext,
     ToolError,
     ToolResult,
+    format_size,
     os_error,
     resolve_path,
 )
-from pitui.agent.tools.write import write_text_file
+from pitui.agent.tools.write import not_regular, write_text_file
+from pitui.files import NotRegularFileError, open_regular
 
+MAX_EDIT_BYTES = 32 * 1024 * 1024
+"""Files larger than this are not loaded for an edit (the model is told to use bash)."""
 _BOM = "\ufeff"
 _EXCERPT_CHARS = 60
 _LINE_NUMBER_PREFIX = re.compile(r"^ *\d+\t")
@@ -173,39 +178,68 @@ class EditTool(Tool):
         edits: list[dict[str, str]] = args["edits"]
         if not edits:
             raise ToolError("No edits were given; 'edits' needs at least one {oldText, newText}.")
-        original = _read_for_edit(path)
-        bom = original.startswith(_BOM)
-        body = original[1:] if bom else original
-        updated = apply_edits(body, edits, path)
-        if updated == body:
-            raise ToolError(
-                f"No changes made to {path}: the replacement produced identical content."
-            )
-        write_text_file(path, ((_BOM if bom else "") + updated).encode("utf-8"))
-        diff = unified_diff(body, updated, str(path))
-        return ToolResult.from_text(
-            f"Successfully replaced {len(edits)} block(s) in {path}.",
-            details={
-                "path": str(path),
-                "diff": diff,
-                "firstChangedLine": _first_changed_line(
-                    body.replace("\r\n", "\n"), updated.replace("\r\n", "\n")
-                ),
-            },
-        )
+        # File I/O and the diff of a large file stay off the event loop.
+        return await asyncio.to_thread(_edit_file, path, edits)
+
+
+def _edit_file(path: Path, edits: list[dict[str, str]]) -> ToolResult:
+    """Read, apply ``edits`` (all or nothing), write back; the result with its diff."""
+    original = _read_for_edit(path)
+    bom = original.startswith(_BOM)
+    body = original[1:] if bom else original
+    updated = apply_edits(body, edits, path)
+    if updated == body:
+        raise ToolError(f"No changes made to {path}: the replacement produced identical content.")
+    write_text_file(path, ((_BOM if bom else "") + updated).encode("utf-8"))
+    diff = unified_diff(body, updated, str(path))
+    return ToolResult.from_text(
+        f"Successfully replaced {len(edits)} block(s) in {path}.",
+        details={
+            "path": str(path),
+            "diff": diff,
+            "firstChangedLine": _first_changed_line(
+                body.replace("\r\n", "\n"), updated.replace("\r\n", "\n")
+            ),
+        },
+    )
 
 
 def _read_for_edit(path: Path) -> str:
+    """The file's text; refuses directories, FIFOs, devices and files over MAX_EDIT_BYTES."""
     try:
-        info = path.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise ToolError(f"{path} is a directory, not a file.")
-        data = path.read_bytes()
+        fd, info = open_regular(path)
     except FileNotFoundError:
         raise ToolError(f"File not found: {path}") from None
+    except NotRegularFileError as exc:
+        if exc.is_directory:
+            raise ToolError(f"{path} is a directory, not a file.") from None
+        raise not_regular(exc, "edit only works on regular files") from None
     except OSError as exc:
         raise os_error("read", path, exc) from None
+    try:
+        if info.st_size > MAX_EDIT_BYTES:
+            raise _too_large(path, info.st_size)
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_EDIT_BYTES:  # it grew while being read
+                raise _too_large(path, total)
+        data = b"".join(chunks)
+    except OSError as exc:
+        raise os_error("read", path, exc) from None
+    finally:
+        os.close(fd)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{path} is not valid UTF-8 text, so it cannot be edited safely.") from None
+
+
+def _too_large(path: Path, size: int) -> ToolError:
+    return ToolError(
+        f"{path} is too large to edit ({format_size(size)}; the limit is "
+        f"{format_size(MAX_EDIT_BYTES)}); use bash (for example sed) instead. "
+        "The file was not changed."
+    )

@@ -11,7 +11,6 @@ import asyncio
 import base64
 import codecs
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,6 +24,7 @@ from pitui.agent.tools.base import (
     os_error,
     resolve_path,
 )
+from pitui.files import NotRegularFileError, open_regular
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -177,17 +177,21 @@ def _list_lines(f: BinaryIO, start: int, limit: int | None) -> _Listing:
 
 def _read_file(path: Path, offset: int, limit: int | None) -> ToolResult:
     try:
-        info = os.stat(path)
+        fd, info = open_regular(path)  # never blocks on a FIFO, never reads a device
     except FileNotFoundError:
         raise ToolError(f"File not found: {path}") from None
+    except NotRegularFileError as exc:
+        if exc.is_directory:
+            raise ToolError(
+                f"{path} is a directory, not a file; use bash (ls) to list it."
+            ) from None
+        raise ToolError(
+            f"{path} is {exc.kind}, not a regular file; read only reads regular files."
+        ) from None
     except OSError as exc:
         raise os_error("read", path, exc) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(f"{path} is a directory, not a file; use bash (ls) to list it.")
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{path} is not a regular file.")
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fd, "rb") as f:
             head = f.read(SNIFF_BYTES)
             mime = sniff_image(head)
             if mime is not None:

@@ -50,8 +50,10 @@ class HelpScreen(ModalScreen[None]):
             lines.append(f"  {usage:<32} {command.help}")
         lines += [
             "",
-            "In the tree: arrows move, Enter selects, / searches, f cycles filters,",
-            "L labels, c copies, Tab switches the details pane.",
+            "In the tree: ↑/↓ move, ←/→ fold or jump between branch points, Enter (or a",
+            "second click) selects, / searches, f cycles filters, L labels, c copies,",
+            "d compares the context with another entry, i shows or hides the details",
+            "pane, Tab moves into it.",
         ]
         with VerticalScroll():
             yield Static(Content("\n".join(lines)))

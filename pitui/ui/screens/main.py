@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,9 +15,6 @@ from pitui.ui.commands import COMMANDS, CommandContext, run_command
 from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.status import StatusLine
-
-if TYPE_CHECKING:
-    pass
 
 DOUBLE_ESCAPE = 0.5
 
@@ -35,12 +32,29 @@ class MainScreen(UsesApp, Screen[None]):
         self._last_escape = 0.0
 
     def compose(self) -> ComposeResult:
+        app = self.pitui
         yield ChatView(id="chat")
-        yield PromptEditor(commands=sorted(COMMANDS), id="prompt")
+        editor = PromptEditor(
+            commands=sorted(COMMANDS),
+            history=lambda limit: app.store.recent_user_texts(limit),
+            id="prompt",
+        )
+        if not app.settings.ui.cursor_blink:
+            editor.cursor_blink = False
+        yield editor
         yield StatusLine(id="status")
 
     def on_mount(self) -> None:
         self.query_one(PromptEditor).focus()
+        if self.pitui.agent is not None:
+            # The provider layer takes seconds to import: do it off the event loop, after the
+            # first frame, so the first request does not freeze the screen.
+            self.call_after_refresh(self._preload_provider)
+
+    def _preload_provider(self) -> None:
+        from pitui.llm.lazy import preload
+
+        preload()
 
     # ------------------------------------------------------------------ prompts
 
@@ -49,9 +63,14 @@ class MainScreen(UsesApp, Screen[None]):
         event.stop()
         text = event.text
         if text.startswith("/"):
-            self.run_worker(run_command(CommandContext(self.pitui, self), text), group="command")
+            self.run_command(text)
             return
-        self.send_prompt(text)
+        with self.pitui.errors.guard("sending the prompt"):
+            self.send_prompt(text)
+
+    def run_command(self, line: str) -> None:
+        """Run a slash command (in a worker, behind the error boundary)."""
+        self.run_worker(run_command(CommandContext(self.pitui, self), line), group="command")
 
     def send_prompt(self, text: str) -> None:
         app = self.pitui
@@ -70,12 +89,12 @@ class MainScreen(UsesApp, Screen[None]):
         self.query_one(StatusLine).mark_busy()
         self._run_agent(text)
 
-    @work(group="agent", exit_on_error=False)
+    @work(group="agent")
     async def _run_agent(self, text: str) -> None:
         agent = self.pitui.agent
         assert agent is not None
-        result = await agent.prompt(text)
-        if result.error is not None:
+        result = await self.pitui.errors.run(agent.prompt(text), "running the agent")
+        if result is not None and result.error is not None:
             self.notify(result.error.message, severity="error", markup=False, timeout=8)
 
     # ------------------------------------------------------------------ keys
@@ -108,17 +127,21 @@ class MainScreen(UsesApp, Screen[None]):
             self.notify("Aborted.", timeout=2)
 
     def action_tree(self) -> None:
-        from pitui.ui.screens.tree_browser import TreeBrowserScreen
+        self.open_tree()
 
-        self.app.push_screen(TreeBrowserScreen(), self._after_tree)
+    def open_tree(self, initial_tab: str = "entry") -> None:
+        """The tree browser; a user message selected there comes back into the editor."""
+        from pitui.ui.screens.tree_browser import tree_browser
+
+        self.app.push_screen(tree_browser(self.pitui, initial_tab), self._after_tree)
 
     def _after_tree(self, editor_text: str | None) -> None:
         """The tree browser returns the text of a selected user message (edit and resubmit)."""
-        if editor_text:
+        with self.pitui.errors.guard("returning from the tree"):
             editor = self.query_one(PromptEditor)
-            if not editor.text:
+            if editor_text and not editor.text:
                 editor.set_text(editor_text)
-        self.query_one(PromptEditor).focus()
+            editor.focus()
 
     def action_help(self) -> None:
-        self.run_worker(run_command(CommandContext(self.pitui, self), "/help"), group="command")
+        self.run_command("/help")

@@ -213,7 +213,7 @@ class SessionPickerScreen(UsesApp, ModalScreen[str | None]):
     def on_mount(self) -> None:
         self.query_one("#picker-empty").display = False
         filter_input = self.query_one(Input)
-        if self.pitui.settings.get("ui.cursorBlink", True) is False:
+        if not self.pitui.settings.ui.cursor_blink:
             filter_input.cursor_blink = False
         filter_input.focus()
         self.reload()

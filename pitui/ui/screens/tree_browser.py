@@ -1,9 +1,14 @@
 """The tree browser (``/tree``, Esc Esc, Ctrl+T; ``/context`` opens it on the Context tab).
 
-The session tree on the left, the details of the highlighted entry on the right. Selecting an
-entry moves the leaf (pi-reference §7.1): a user or custom message moves it to the parent and
-the screen dismisses with the message text for the editor (edit and resubmit); any other entry
-becomes the leaf and the browser stays open. Leaving a branch first asks whether to summarize it.
+The session tree on the left, the details of the highlighted entry on the right (``d`` hides
+or shows them; hidden at first on a narrow terminal). Selecting an entry moves the leaf
+(pi-reference §7.1): a user or custom message moves it to the parent and the screen dismisses
+with the message text for the editor (edit and resubmit); any other entry becomes the leaf and
+the browser stays open. Leaving a branch first asks whether to summarize it.
+
+The app keeps one browser (:func:`tree_browser`): closing it keeps its widgets and the tree's
+layout, which follows the session while closed, so opening it again costs almost nothing. Each
+opening starts afresh (no search, no folds, the cursor on the leaf).
 """
 
 from __future__ import annotations
@@ -11,14 +16,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Footer
 
 from pitui.compaction.branch import collect_branch_entries
 from pitui.session.errors import EntryNotFoundError, SessionError
@@ -33,11 +40,43 @@ from pitui.ui.widgets.session_tree import SessionTree
 
 if TYPE_CHECKING:
     from pitui.agent.navigation import NavigateResult
+    from pitui.ui.app import PituiApp
     from pitui.ui.widgets.inspectors import DetailsPane
 
 log = logging.getLogger(__name__)
 
 TABS = ("entry", "context", "compaction")
+
+DETAILS_MIN_WIDTH = 100
+"""Below this many columns the details pane starts hidden (the tree needs the width)."""
+
+SCREEN_NAME = "tree-browser"
+
+
+def tree_browser(app: PituiApp, initial_tab: str = "entry") -> TreeBrowserScreen:
+    """The app's tree browser, made once and kept (see the module doc), set to open on
+    ``initial_tab``."""
+    if app.is_screen_installed(SCREEN_NAME):
+        screen = app.get_screen(SCREEN_NAME)
+        assert isinstance(screen, TreeBrowserScreen)
+    else:
+        screen = TreeBrowserScreen(initial_tab)
+        app.install_screen(screen, SCREEN_NAME)
+    screen.initial_tab = initial_tab if initial_tab in TABS else "entry"
+    screen.reopening = screen.is_mounted
+    return screen
+
+
+class TreeStatus(Widget):
+    """The line under the tree (``(i/N)``, filter, search, progress). Repainting it never
+    re-lays out the screen (a ``Static`` update would, on every key)."""
+
+    DEFAULT_CSS: ClassVar[str] = "TreeStatus { height: 1; }"
+
+    text: reactive[str] = reactive("", layout=False)
+
+    def render(self) -> Content:
+        return Content(self.text)
 
 
 def copyable_text(entry: dict[str, Any]) -> str:
@@ -86,6 +125,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         Binding("escape", "close", "Close"),
         Binding("L", "label", "Label"),
         Binding("c", "copy", "Copy"),
+        Binding("d", "compare", "Compare with…", show=False),
+        Binding("i", "toggle_details", "Details"),
     ]
 
     def __init__(self, initial_tab: str = "entry") -> None:
@@ -93,6 +134,10 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         self.initial_tab = initial_tab if initial_tab in TABS else "entry"
         self._busy = False
         self._summarizing = False
+        self.reopening = False
+        """Set when the kept browser is about to be shown again (it then starts afresh)."""
+        self._details_choice: bool | None = None
+        """Shown or hidden by the user (``d``); None: by the terminal's width."""
 
     @property
     def session_tree(self) -> SessionTree:
@@ -114,28 +159,59 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
     def compose(self) -> ComposeResult:
         from pitui.ui.widgets.inspectors import DetailsPane
 
-        app = self.pitui
-        mode = app.settings.get("treeFilterMode", "default")
         with Horizontal(id="tree-browser-body"):
             column = Vertical(id="tree-column")
             column.border_title = "Session tree"
             with column:
-                yield SessionTree(
-                    app.store,
-                    mode=mode if mode in FILTER_MODES else "default",
-                    id="session-tree",
-                )
-                yield Static(Content(""), id="tree-status", markup=False)
-            yield DetailsPane(tab=self.initial_tab, id="tree-details")  # type: ignore[arg-type]
+                yield SessionTree(mode=self._filter_mode(), id="session-tree")
+                yield TreeStatus(id="tree-status")
+            details = DetailsPane(tab=self.initial_tab, id="tree-details")  # type: ignore[arg-type]
+            details.display = self._details_wanted(self.app.size.width)
+            yield details
         yield Footer()
+
+    def _filter_mode(self) -> str:
+        mode = self.pitui.settings.tree_filter_mode
+        return mode if mode in FILTER_MODES else "default"
+
+    def _details_wanted(self, width: int) -> bool:
+        if self._details_choice is not None:
+            return self._details_choice
+        return width >= DETAILS_MIN_WIDTH
 
     def on_mount(self) -> None:
         # The tree builds itself when it mounts and then posts Highlighted and Changed, which
         # fill the details pane and the status line (nested children may mount after this).
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
 
+    def on_screen_resume(self) -> None:
+        if not self.reopening:
+            return  # just composed, or back from one of its own prompts
+        self.reopening = False
+        # Opened again: start afresh, as a new browser would.
+        details = self.details
+        details.display = self._details_wanted(self.app.size.width)
+        details.set_tab(self.initial_tab)  # type: ignore[arg-type]
+        tree = self.session_tree
+        tree.reset(self._filter_mode())
+        tree.focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._details_choice is None:
+            self.details.display = self._details_wanted(event.size.width)
+
+    def action_toggle_details(self) -> None:
+        details = self.details
+        details.display = not details.display
+        self._details_choice = details.display
+        if details.display:
+            entry_id = self.session_tree.cursor_entry_id
+            details.show_now(entry_id)
+        elif self.focused is not None and self.focused is not self.session_tree:
+            self.session_tree.focus()
+
     def _update_status(self) -> None:
-        self.query_one("#tree-status", Static).update(Content(self.session_tree.status_text()))
+        self.query_one(TreeStatus).text = self.session_tree.status_text()
 
     # ------------------------------------------------------------------ store events
 
@@ -147,7 +223,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         if isinstance(message, EntryAppended):
             tree.entry_appended(message.entry_id)
         elif isinstance(message, LeafMoved):
-            tree.leaf_moved()
+            tree.leaf_moved(message.new_leaf_id)
         elif isinstance(message, SessionSwitched):
             tree.set_store(self.pitui.store)
 
@@ -156,7 +232,10 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
     @on(SessionTree.Highlighted)
     def _highlighted(self, event: SessionTree.Highlighted) -> None:
         event.stop()
-        self.details.show(event.entry_id)
+        details = self.details
+        if details.display:
+            # After the tree has painted the cursor: the details of a long entry take longer.
+            self.call_after_refresh(details.show, event.entry_id)
         self._update_status()
 
     @on(SessionTree.Changed)
@@ -203,11 +282,11 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         except EntryNotFoundError:
             self.notify("That entry is no longer in the session.", markup=False)
             return
-        if not abandoned or app.settings.get("branchSummary.skipPrompt", False):
+        if not abandoned or app.settings.branch_summary.skip_prompt:
             self._navigate(entry_id, SummaryChoice(False))
             return
         can_summarize = agent is not None and agent.problem() is None
-        blink = app.settings.get("ui.cursorBlink", True) is not False
+        blink = app.settings.ui.cursor_blink
 
         def chosen(choice: SummaryChoice | None) -> None:
             if choice is None:
@@ -317,6 +396,11 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             return
         self.dismiss(None)
 
+    def action_compare(self) -> None:  # "compare with…" (Context tab)
+        from pitui.ui.screens.context_compare import compare_from
+
+        compare_from(self, self.session_tree.cursor_entry_id)
+
     def action_label(self) -> None:
         entry_id = self.session_tree.cursor_entry_id
         if entry_id is None or self._busy:
@@ -326,7 +410,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             self.notify("The agent is busy: wait for it or press Esc first.", markup=False)
             return
         current = app.store.label_of(entry_id)
-        blink = app.settings.get("ui.cursorBlink", True) is not False
+        blink = app.settings.ui.cursor_blink
 
         def done(value: str | None) -> None:
             self.session_tree.focus()

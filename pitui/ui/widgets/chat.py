@@ -1,29 +1,35 @@
 """The chat pane: the active branch as blocks, with the reply being streamed at the bottom.
 
-Blocks are built from store entries (the store is the truth). The reply in progress is fed to
-a ``MarkdownStream`` chunk by chunk (``Markdown.get_stream``: fragments are appended, never
-re-rendered); when the stored assistant message arrives, the preview is replaced by the stored
-block exactly once. Every store and agent event goes through one queue and one consumer, so
-deltas, stored entries and leaf moves are applied in the order they happened.
+Blocks are built from store entries (the store is the truth). The reply in progress is shown
+at most once a frame: text received meanwhile is appended to its open Markdown part, and
+complete parts are sealed, so the cost per frame does not grow with the reply (see
+:class:`AssistantBlock`). When the stored assistant message arrives with the streamed text,
+the preview becomes its block as it is (nothing is rendered again). Every store and agent
+event goes through one queue and one consumer, so deltas, stored entries and leaf moves are
+applied in the order they happened. What is done per event is O(change): no walk of the path.
 
-Only a window of the newest blocks is mounted ("Show N earlier entries" loads older ones, and
-blocks scrolled far out of a long live session are pruned again).
+Only a window of the newest blocks is mounted, the newest screenful before the first frame and
+the rest just after it. "Show N earlier entries" mounts the previous window and unmounts the
+newest beyond ``MAX_MOUNTED`` (scrolling back costs the same at every click and memory stays
+bounded); blocks scrolled far out of a long live session are pruned again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-from typing import TYPE_CHECKING, Any, ClassVar
+import logging
+import time
+from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Markdown, Static
 
@@ -33,7 +39,9 @@ from pitui.agent.events import (
     RunEnded,
     ToolStart,
 )
-from pitui.session.node import Node
+from pitui.deepjson import clip
+from pitui.deepjson import dumps as json_dumps
+from pitui.session.node import Node, depth_of
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import content_images, content_text, is_conversation, tool_calls
 from pitui.text import StreamSanitizer, strip_escapes
@@ -41,16 +49,31 @@ from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.sanitize import tool_output_text
 
-if TYPE_CHECKING:
-    from textual.widgets._markdown import MarkdownStream
-
+log = logging.getLogger("pitui.ui.chat")
 
 WINDOW = 150  # entries mounted after a rebuild
 PRUNE_SLACK = 50  # live entries allowed past the window before the oldest are unmounted
+FIRST_SCREEN = 12  # the newest entries, mounted before the first frame (the rest just after)
+MAX_MOUNTED = 2 * WINDOW  # scrolling back keeps at most this many entries mounted
+SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in a thread)
+FRAME = 1 / 30  # streamed text reaches the screen at most this often (seconds)
+_FLUSH = object()  # queue marker: show the pending streamed text
+_FILL = object()  # queue marker: mount the rest of a fresh window
 ARG_PREVIEW_LINES = 3
 OUTPUT_PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 400
 SHELL_TOOLS = frozenset({"bash"})
+
+
+def _count_visible(start: Node | None) -> int:
+    """Visible chat entries from ``start`` up to the root (a walk up the path)."""
+    count = 0
+    cur = start
+    while cur is not None:
+        if not cur.hidden and is_conversation(cur.type, cur.role):
+            count += 1
+        cur = cur.parent
+    return count
 
 
 def _text_blocks(content: Any) -> str:
@@ -77,32 +100,113 @@ class UserBlock(Static):
     """
 
 
-class AssistantBlock(Markdown):
-    """An assistant message's text (Markdown). The streamed preview has ``-streaming``."""
+class MarkdownPart(Markdown):
+    """A run of whole top-level Markdown blocks of one assistant message."""
+
+    # The open (last) part's last block shows no bottom margin: the part's -1 takes it back.
+    # A sealed part drops its last block's bottom margin and keeps a gap of 1 only when the
+    # next part starts with a block without a top margin of its own: adjacent margins then
+    # add up to what one Markdown document shows (they collapse there).
+    DEFAULT_CSS: ClassVar[str] = """
+    MarkdownPart { padding: 0; margin: 0 0 -1 0; layout: stream; }
+    MarkdownPart.-sealed { margin-bottom: 0; }
+    MarkdownPart.-sealed.-gap { margin-bottom: 1; }
+    MarkdownPart.-sealed > MarkdownBlock.-end { margin-bottom: 0; }
+    """
+
+
+# Top-level blocks with a top margin of their own (see MarkdownPart's CSS).
+_TOP_MARGIN_BLOCKS = frozenset({"fence", "code_block", "heading_open", "blockquote_open"})
+SEAL_BLOCKS = 24
+"""Top-level blocks a streamed part holds before it is sealed and a new one starts."""
+
+
+class AssistantBlock(Widget):
+    """An assistant message's text (Markdown). The streamed preview has ``-streaming``.
+
+    The text lives in :class:`MarkdownPart` children. While streaming, text is appended to the
+    open (last) part with Textual's incremental ``Markdown.append``; once that part holds
+    ``SEAL_BLOCKS`` complete top-level blocks, it is sealed (never touched again) and the
+    open block moves to a new part, so the cost of an append does not grow with the reply.
+    When the stored message arrives with the same text, the preview simply becomes its block
+    (nothing is rendered again).
+    """
 
     DEFAULT_CSS: ClassVar[str] = """
-    AssistantBlock { margin: 1 0 0 0; padding: 0 1; }
-    AssistantBlock > MarkdownBlock:last-child { margin-bottom: 0; }
+    AssistantBlock { height: auto; layout: stream; margin: 1 0 0 0; padding: 0 1; }
     """
 
     def __init__(self, markdown: str = "", **kwargs: Any) -> None:
-        super().__init__(markdown, **kwargs)
-        self._stream: MarkdownStream | None = None
+        super().__init__(**kwargs)
+        self._sealed: list[str] = []  # texts of the sealed parts
+        self._open = markdown  # text of the last part
+        self._open_part: MarkdownPart | None = None
 
-    def start_stream(self) -> MarkdownStream:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        return self._stream
+    def compose(self) -> ComposeResult:
+        if self._open:
+            self._open_part = MarkdownPart(self._open)
+            yield self._open_part
 
-    async def stop_stream(self) -> None:
-        """Flush and stop the stream (its task must never be left pending)."""
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            with contextlib.suppress(Exception):
-                await stream.stop()
+    @property
+    def source(self) -> str:
+        return "".join(self._sealed) + self._open
 
-    async def on_unmount(self) -> None:
-        await self.stop_stream()
+    @property
+    def parts(self) -> int:
+        return len(self._sealed) + (1 if self._open_part is not None else 0)
+
+    async def append(self, text: str) -> None:
+        """Append streamed text (already sanitized); cost bounded by the open part's size."""
+        if not text:
+            return
+        self._open += text
+        part = self._open_part
+        if part is None:
+            part = self._open_part = MarkdownPart()
+            await self.mount(part)
+        await part.append(text)
+        if len(part.children) > SEAL_BLOCKS:
+            await self._seal()
+
+    async def _seal(self) -> None:
+        """Keep the complete blocks of the open part; its last (open) block starts a new part."""
+        part = self._open_part
+        assert part is not None
+        boundary = _last_block_start(self._open)
+        if boundary is None or boundary[0] == 0:
+            return
+        offset, kind = boundary
+        last_block = part.children[-1]
+        self._sealed.append(self._open[:offset])
+        rest = self._open[offset:]
+        self._open = rest
+        new = MarkdownPart()
+        self._open_part = new
+        with self.app.batch_update():
+            await last_block.remove()
+            if part.children:
+                part.children[-1].add_class("-end")
+            part.set_class(kind not in _TOP_MARGIN_BLOCKS, "-gap")
+            part.add_class("-sealed")
+            await self.mount(new)
+        await new.append(rest)
+
+
+def _last_block_start(text: str) -> tuple[int, str] | None:
+    """(character offset, token type) of the last top-level block of ``text``."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("gfm-like").parse(text)
+    for token in reversed(tokens):
+        if token.level == 0 and token.map is not None and token.nesting >= 0:
+            line = token.map[0]
+            if line == 0:
+                return 0, token.type
+            offset = 0
+            for _ in range(line):
+                offset = text.index("\n", offset) + 1
+            return offset, token.type
+    return None
 
 
 class NoteBlock(Static):
@@ -316,11 +420,16 @@ def _clip(line: Text) -> Text:
     return clipped
 
 
+DISPLAY_DEPTH = 32
+"""Tool arguments nested deeper than this show ``…`` (JSON can come ~1,000 levels deep)."""
+
+
 def _argument_lines(name: str, arguments: Any, title: str = "") -> list[str]:
     """The call's arguments as text lines (``$ command`` for bash, ``key: value`` otherwise);
     a one-line value the title already shows in full is left out."""
     if not isinstance(arguments, dict):
-        return [strip_escapes(json.dumps(arguments, ensure_ascii=False))] if arguments else []
+        shown = clip(arguments, DISPLAY_DEPTH)
+        return [strip_escapes(json_dumps(shown, ensure_ascii=False))] if arguments else []
     lines: list[str] = []
     if name == "bash" and isinstance(arguments.get("command"), str):
         command = strip_escapes(arguments["command"]).split("\n")
@@ -334,9 +443,10 @@ def _argument_lines(name: str, arguments: Any, title: str = "") -> list[str]:
         if isinstance(value, str):
             text = value
         else:
-            text = json.dumps(value, ensure_ascii=False)
+            shown = clip(value, DISPLAY_DEPTH)  # hostile nesting: bounded, never a crash
+            text = json_dumps(shown, ensure_ascii=False)
             if len(text) > 80:
-                text = json.dumps(value, ensure_ascii=False, indent=2)
+                text = json_dumps(shown, ensure_ascii=False, indent=2)
         value_lines = strip_escapes(text).split("\n")
         if len(value_lines) == 1:
             if not (isinstance(value, str) and value and value in title):
@@ -355,37 +465,81 @@ class ChatView(UsesApp, VerticalScroll):
 
     DEFAULT_CSS: ClassVar[str] = """
     ChatView { height: 1fr; padding: 0 1 1 1; layout: stream; }
-    ChatView > #load-earlier { width: 100%; margin: 1 0 0 0; }
+    ChatView > #load-earlier, ChatView > #load-later { width: 100%; margin: 1 0 0 0; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._events: asyncio.Queue[object] = asyncio.Queue()
-        # What is shown: the leaf it reflects, the ids on its path, mounted entries in order.
+        # What is shown: the leaf it reflects, the ids walked from it, entries in order (their
+        # widgets; the older ones of a fresh window are mounted just after the first frame).
         self._leaf_id: str | None = None
         self._path_ids: set[str] = set()
         self._mounted: list[tuple[str, list[Widget]]] = []
-        self._hidden_before = 0  # visible entries before the window (not mounted)
+        self._oldest: Node | None = None  # the oldest entry walked (earlier ones start above)
+        self._hidden_before: int | None = 0  # visible entries above the window (None: counting)
+        self._hidden_after = 0  # newer entries unmounted after scrolling far back
         self._load_earlier: Button | None = None
+        self._load_later: Button | None = None
         self._calls: dict[str, dict[str, Any]] = {}
-        # The reply in progress.
+        self._generation = 0  # bumped by every rebuild (stale counts are dropped)
+        # The reply in progress: text is shown at most once a frame (FRAME).
         self._reply: AssistantBlock | None = None
         self._thinking: ThinkingBlock | None = None
         self._sanitizer = StreamSanitizer()
+        self._pending: list[str] = []
+        self._flush_timer: Timer | None = None
+        self._last_flush = 0.0
         self._running_tools: dict[str, ToolBlock] = {}
+        self._scrolled_away = False  # the reader scrolled up (Textual released the anchor)
 
     def compose(self) -> ComposeResult:
         yield from self._build()
 
+    # ------------------------------------------------------------------ following the end
+
+    def release_anchor(self) -> None:
+        super().release_anchor()
+        self._scrolled_away = True
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._scrolled_away and new_value >= self.max_scroll_y:
+            self._scrolled_away = False  # back at the end: Textual anchors again
+
+    @property
+    def following(self) -> bool:
+        """True while the view follows the end (the reader has not scrolled up), whether or
+        not the layout has caught up with the latest appends yet."""
+        if self.is_anchored:
+            return not self._scrolled_away
+        return self.scroll_y >= self.max_scroll_y - 1
+
     def on_mount(self) -> None:
         self.anchor()
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
+        self._catch_up()
         self.run_worker(self._consume(), group="chat-stream", exclusive=True)
-
-    async def on_unmount(self) -> None:
-        await self._stop_reply()
+        self.call_after_refresh(self._events.put_nowait, _FILL)
 
     # ------------------------------------------------------------------ the queue
+
+    def _catch_up(self, limit: int = WINDOW) -> None:
+        """Entries appended between compose and the subscription: replay them in order (a
+        rebuild if the leaf moved elsewhere)."""
+        store = self.pitui.store
+        missed: list[Node] = []
+        cur = store.leaf
+        while cur is not None and cur.id != self._leaf_id and len(missed) < limit:
+            missed.append(cur)
+            cur = cur.parent
+        if not missed:
+            return
+        if (cur.id if cur is not None else None) != self._leaf_id:
+            self._events.put_nowait(SessionSwitched(None))
+            return
+        for node in reversed(missed):
+            self._events.put_nowait(EntryAppended(node.id, node.parent_id))
 
     def _on_session_event(self, message: object) -> None:
         if isinstance(message, AgentUpdate):
@@ -395,22 +549,37 @@ class ChatView(UsesApp, VerticalScroll):
 
     async def _consume(self) -> None:
         """One consumer keeps events in order (deltas, then the stored message, ...)."""
-        try:
-            while True:
-                item = await self._events.get()
-                try:
-                    await self._handle(item)
-                except Exception as exc:  # never leave the pane dead: show the store again
-                    self.log.error(f"chat: {item!r} failed: {exc!r}")
+        while True:
+            item = await self._events.get()
+            try:
+                await self._handle(item)
+            except Exception:  # never leave the pane dead: log it and show the store again
+                log.exception("chat: applying %r failed", item)
+                with contextlib.suppress(Exception):
                     await self.rebuild()
-                finally:
-                    self._events.task_done()
-        finally:
-            await self._stop_reply()
+            finally:
+                self._events.task_done()
 
     async def _handle(self, item: object) -> None:
         """Apply one event. Events may be stale: a rebuild reads the store as it is now, ahead
         of the events still queued, so an event only matters if the view differs from it."""
+        if self._hidden_after and not isinstance(item, SessionSwitched) and item is not _FILL:
+            await self.rebuild()  # something happens at the newest end: show it
+            if isinstance(item, EntryAppended | LeafMoved) or item is _FLUSH:
+                return
+        if isinstance(item, MessageDelta) and item.kind == "text":
+            text = self._sanitizer.feed(item.text)
+            if text:
+                self._pending.append(text)
+                self._schedule_flush()
+            return
+        if item is _FLUSH:
+            await self._flush_text()
+            return
+        if item is _FILL:
+            await self._fill_window()
+            return
+        await self._flush_text()
         store = self.pitui.store
         if isinstance(item, SessionSwitched):
             await self.rebuild()
@@ -428,8 +597,15 @@ class ChatView(UsesApp, VerticalScroll):
             await self._on_agent_event(item)
 
     async def wait_idle(self) -> None:
-        """Wait until every queued event has been applied (tests)."""
-        await self._events.join()
+        """Wait until every queued event has been applied and shown (tests)."""
+        while True:
+            await self._events.join()
+            if self._pending:
+                self._events.put_nowait(_FLUSH)
+            elif any(w.parent is None for _, blocks in self._mounted for w in blocks):
+                self._events.put_nowait(_FILL)
+            else:
+                return
 
     # ------------------------------------------------------------------ building
 
@@ -441,67 +617,159 @@ class ChatView(UsesApp, VerticalScroll):
     def _shows(node: Node) -> bool:
         return is_conversation(node.type, node.role)
 
+    def _walk_back(self, start: Node | None, count: int) -> tuple[list[Node], Node | None]:
+        """Up to ``count`` visible entries ending at ``start`` (oldest first), walking up the
+        path (never the whole of it); and the oldest entry walked."""
+        found: list[Node] = []
+        oldest: Node | None = None
+        cur = start
+        while cur is not None and len(found) < count:
+            if not cur.hidden:
+                self._path_ids.add(cur.id)
+                if self._shows(cur):
+                    found.append(cur)
+            oldest = cur
+            cur = cur.parent
+        found.reverse()
+        return found, oldest
+
     def _build(self) -> list[Widget]:
-        """Reset the shown state to the store's active branch; the widgets to mount."""
+        """Reset the shown state to the store's active branch; the widgets to mount first
+        (the newest screenful; the rest of the window follows after the first frame)."""
         store = self.pitui.store
-        path = store.path_to()
+        self._generation += 1
         self._leaf_id = store.leaf_id
-        self._path_ids = {n.id for n in path}
+        self._path_ids = set()
         self._calls.clear()
         self._running_tools.clear()
         self._reply = self._thinking = None
         self._sanitizer = StreamSanitizer()
-        entries = self.visible_entries(path)
-        self._hidden_before = max(0, len(entries) - WINDOW)
-        self._mounted = []
-        widgets: list[Widget] = []
+        self._pending.clear()
+        entries, self._oldest = self._walk_back(store.leaf, WINDOW)
+        self._hidden_after = 0
+        self._load_later = None
+        self._mounted = [(node.id, self.blocks_for(node)) for node in entries]
+        self._hidden_before = self._count_above(self._oldest)
         self._load_earlier = None
-        if self._hidden_before:
+        widgets: list[Widget] = []
+        if self._hidden_before != 0:
             self._load_earlier = self._earlier_button()
             widgets.append(self._load_earlier)
-        for node in entries[self._hidden_before :]:
-            blocks = self.blocks_for(node)
-            self._mounted.append((node.id, blocks))
+        for _, blocks in self._mounted[-FIRST_SCREEN:]:
             widgets.extend(blocks)
         return widgets
 
+    def _count_above(self, oldest: Node | None) -> int | None:
+        """Visible entries above ``oldest`` on the path: counted now when the path is short,
+        else in a worker thread (None until then)."""
+        start = oldest.parent if oldest is not None else None
+        if start is None:
+            return 0
+        if depth_of(start) <= SYNC_COUNT_DEPTH:
+            return _count_visible(start)
+        self._count_in_thread(start, self._generation)
+        return None
+
+    @work(thread=True, group="chat-count", exclusive=True, exit_on_error=False)
+    def _count_in_thread(self, start: Node, generation: int) -> None:
+        count = _count_visible(start)
+        self.app.call_from_thread(self._counted, count, generation)
+
+    def _counted(self, count: int, generation: int) -> None:
+        if generation == self._generation and self._hidden_before is None:
+            self._hidden_before = count
+            self._update_buttons()
+
+    async def _fill_window(self) -> None:
+        """Mount the older part of the window, above what the first frame showed."""
+        waiting = [w for _, blocks in self._mounted for w in blocks if w.parent is None]
+        if not waiting:
+            return
+        anchor = next((w for _, blocks in self._mounted for w in blocks if w.parent is self), None)
+        with self.app.batch_update():
+            if anchor is not None:
+                await self.mount_all(waiting, before=anchor)
+            elif self._load_earlier is not None and self._load_earlier.parent is self:
+                await self.mount_all(waiting, after=self._load_earlier)
+            else:
+                await self.mount_all(waiting)
+
     async def rebuild(self) -> None:
         """Re-render the active branch (the newest window of entries)."""
-        await self._stop_reply()
         widgets = self._build()
         with self.app.batch_update():
             await self.remove_children()
             if widgets:
                 await self.mount_all(widgets)
         self.scroll_end(animate=False)
+        self.call_after_refresh(self._events.put_nowait, _FILL)
 
     def _earlier_button(self) -> Button:
-        return Button(
-            f"Show {self._hidden_before} earlier entries", id="load-earlier", compact=True
-        )
+        return Button(self._earlier_label(), id="load-earlier", compact=True)
+
+    def _earlier_label(self) -> str:
+        if self._hidden_before is None:
+            return "Show earlier entries"
+        return f"Show {self._hidden_before} earlier entries"
+
+    def _update_buttons(self) -> None:
+        if self._load_earlier is not None:
+            self._load_earlier.label = self._earlier_label()
+        if self._load_later is not None:
+            self._load_later.label = f"Show {self._hidden_after} later entries"
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id != "load-earlier":
-            return
-        event.stop()
-        entries = self.visible_entries()
-        start = max(0, self._hidden_before - WINDOW)
-        older: list[tuple[str, list[Widget]]] = []
-        for node in entries[start : self._hidden_before]:
-            older.append((node.id, self.blocks_for(node)))
+        if event.button.id == "load-earlier":
+            event.stop()
+            await self.load_earlier()
+        elif event.button.id == "load-later":
+            event.stop()
+            await self.rebuild()
+
+    async def load_earlier(self) -> bool:
+        """Mount the previous window of entries above; unmount the newest beyond
+        ``MAX_MOUNTED`` (a "Show N later entries" button takes their place), so that scrolling
+        back costs the same at every click and memory stays bounded. False: nothing earlier."""
+        await self._fill_window()
+        start = self._oldest.parent if self._oldest is not None else None
+        if start is None:
+            return False
+        entries, oldest = self._walk_back(start, WINDOW)
+        older = [(node.id, self.blocks_for(node)) for node in entries]
         first_shown = next((w[0] for _, w in self._mounted if w), None)
-        self._hidden_before = start
+        self._oldest = oldest
+        above = oldest.parent if oldest is not None else None
+        if self._hidden_before is not None:
+            self._hidden_before = max(0, self._hidden_before - len(entries))
+        if above is None:
+            self._hidden_before = 0
         self._mounted[:0] = older
         widgets = [w for _, blocks in older for w in blocks]
-        if widgets:
-            await self.mount_all(widgets, after=event.button)
-        if start == 0:
-            await event.button.remove()
-            self._load_earlier = None
-        else:
-            event.button.label = f"Show {start} earlier entries"
+        dropped: list[tuple[str, list[Widget]]] = []
+        excess = len(self._mounted) - MAX_MOUNTED
+        live = self._reply is not None or self._thinking is not None or self._running_tools
+        if excess > 0 and not live:  # a reply in progress keeps the newest end mounted
+            dropped, self._mounted = self._mounted[-excess:], self._mounted[:-excess]
+            self._hidden_after += len(dropped)
+        with self.app.batch_update():
+            if widgets:
+                if self._load_earlier is not None and self._load_earlier.parent is self:
+                    await self.mount_all(widgets, after=self._load_earlier)
+                else:
+                    await self.mount_all(widgets, before=0)
+            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
+            if gone:
+                await self.remove_children(gone)
+            if dropped and self._load_later is None:
+                self._load_later = Button("", id="load-later", compact=True)
+                await self.mount(self._load_later)
+            if self._hidden_before == 0 and self._load_earlier is not None:
+                await self._load_earlier.remove()
+                self._load_earlier = None
+            self._update_buttons()
         if first_shown is not None:
             self.call_after_refresh(self.scroll_to_widget, first_shown, top=True, animate=False)
+        return True
 
     async def _append_entry(self, entry_id: str) -> None:
         store = self.pitui.store
@@ -511,44 +779,66 @@ class ChatView(UsesApp, VerticalScroll):
         if not self._shows(node):
             return
         blocks = self.blocks_for(node)
-        before: Widget | None = None
         replaced: list[Widget] = []
+        kept: Widget | None = None  # a preview that becomes the stored block as it is
         if node.type == "message" and node.role == "assistant":
             # The stored message replaces the streamed preview (exactly once).
-            await self._stop_reply()
+            await self._flush_text(final=True)
             if self._thinking is not None and not self._thinking.collapsed:
                 for block in blocks:
                     if isinstance(block, ThinkingBlock):
                         block.collapsed = False  # the reader had it open
-            replaced = [w for w in (self._thinking, self._reply) if w is not None]
+            preview = self._reply
+            for i, block in enumerate(blocks):
+                if (
+                    isinstance(block, AssistantBlock)
+                    and preview is not None
+                    and preview.parent is self
+                    and block.source == preview.source
+                ):
+                    blocks[i] = kept = preview
+                    # No style depends on it: no restyle of every block of a long reply.
+                    preview.remove_class("-streaming", update=False)
+                    break
+            replaced = [w for w in (self._thinking, self._reply) if w is not None and w is not kept]
             self._reply = self._thinking = None
             self._sanitizer = StreamSanitizer()
         elif node.type == "message" and node.role == "toolResult":
-            message = store.data(node).get("message") or {}
+            message = store.read(node).get("message") or {}
             running = self._running_tools.pop(str(message.get("toolCallId")), None)
             if running is not None:
                 replaced = [running]
-        if replaced:
-            before = replaced[0]
         self._mounted.append((entry_id, blocks))
         with self.app.batch_update():
-            if blocks:
+            if kept is not None:
+                index = blocks.index(kept)
+                if blocks[:index]:
+                    await self.mount_all(blocks[:index], before=kept)
+                if blocks[index + 1 :]:
+                    await self.mount_all(blocks[index + 1 :], after=kept)
+            elif blocks:
+                before = replaced[0] if replaced else None
                 if before is not None and before.parent is self:
                     await self.mount_all(blocks, before=before)
                 else:
                     await self.mount_all(blocks)
             for widget in replaced:
-                await widget.remove()
+                if widget.parent is not None:
+                    await widget.remove()
         await self._prune()
 
     async def _prune(self) -> None:
         """Unmount the oldest entries of a long live session (only while at the bottom)."""
         excess = len(self._mounted) - WINDOW
-        if excess <= PRUNE_SLACK or self.scroll_y < self.max_scroll_y - 1:
+        if excess <= PRUNE_SLACK or not self.following:
             return
         dropped, self._mounted = self._mounted[:excess], self._mounted[excess:]
-        self._hidden_before += excess
-        widgets = [w for _, blocks in dropped for w in blocks]
+        first_kept = self._mounted[0][0] if self._mounted else None
+        if first_kept is not None:
+            self._oldest = self.pitui.store.node(first_kept)
+        if self._hidden_before is not None:
+            self._hidden_before += excess
+        widgets = [w for _, blocks in dropped for w in blocks if w.parent is self]
         with self.app.batch_update():
             if widgets:
                 await self.remove_children(widgets)
@@ -556,14 +846,14 @@ class ChatView(UsesApp, VerticalScroll):
                 self._load_earlier = self._earlier_button()
                 await self.mount(self._load_earlier, before=0)
             else:
-                self._load_earlier.label = f"Show {self._hidden_before} earlier entries"
+                self._update_buttons()
 
     # ------------------------------------------------------------------ entry → blocks
 
     def blocks_for(self, node: Node) -> list[Widget]:
         """The widgets for one entry."""
         store = self.pitui.store
-        entry = store.data(node)
+        entry = store.read(node)  # not kept: far-off entries do not stay in memory
         if node.type == "compaction":
             tokens = entry.get("tokensBefore")
             title = f"Compacted from {tokens:,} tokens" if isinstance(tokens, int) else "Compacted"
@@ -634,6 +924,11 @@ class ChatView(UsesApp, VerticalScroll):
             out.append(NoteBlock(Content(f"Error: {error}"), classes="-error"))
         elif stop == "aborted":
             out.append(NoteBlock(Content("Aborted."), classes="-aborted"))
+        elif stop == "length":
+            output = (message.get("usage") or {}).get("output")
+            size = f" ({output:,} tokens)" if isinstance(output, int) and output > 0 else ""
+            note = f"The reply hit the output limit{size}."
+            out.append(NoteBlock(Content(note), classes="-aborted"))
         return out
 
     def _find_call(self, node: Node, call_id: str) -> dict[str, Any] | None:
@@ -645,7 +940,7 @@ class ChatView(UsesApp, VerticalScroll):
         parent = node.parent
         while parent is not None:
             if parent.type == "message" and parent.role == "assistant":
-                for block in tool_calls(store.data(parent).get("message")):
+                for block in tool_calls(store.read(parent).get("message")):
                     self._calls.setdefault(str(block.get("id")), block)
                 return self._calls.get(call_id)
             parent = parent.parent
@@ -669,20 +964,11 @@ class ChatView(UsesApp, VerticalScroll):
     async def _on_agent_event(self, event: object) -> None:
         if isinstance(event, MessageStart) and event.role == "assistant":
             # A preview never replaced by its stored message would be stale: drop it.
-            await self._stop_reply()
             for stale in (self._thinking, self._reply):
                 if stale is not None:
                     await stale.remove()
             self._reply = self._thinking = None
             self._sanitizer = StreamSanitizer()
-        elif isinstance(event, MessageDelta) and event.kind == "text":
-            text = self._sanitizer.feed(event.text)
-            if not text:
-                return
-            if self._reply is None:
-                self._reply = AssistantBlock("", classes="-streaming")
-                await self.mount(self._reply)
-            await self._reply.start_stream().write(text)
         elif isinstance(event, MessageDelta) and event.kind == "thinking":
             text = strip_escapes(event.text)
             if self._thinking is None:
@@ -697,16 +983,42 @@ class ChatView(UsesApp, VerticalScroll):
             self._running_tools[event.call_id] = block
             await self.mount(block)
         elif isinstance(event, RunEnded):
-            await self._stop_reply()
             leftovers = list(self._running_tools.values())
             self._running_tools.clear()
             for running in leftovers:
                 await running.remove()
 
-    async def _stop_reply(self) -> None:
-        """Stop the preview's stream (the preview itself stays until the stored block)."""
-        if self._reply is not None:
-            await self._reply.stop_stream()
+    def _schedule_flush(self) -> None:
+        """Show the pending text at the next frame: at most one update per ``FRAME``, less
+        often as the reply grows (each update makes Textual lay out every block of the reply
+        again: the cost per second stays about the same at any length)."""
+        if self._flush_timer is not None:
+            return
+        parts = self._reply.parts if self._reply is not None else 0
+        frame = FRAME * (1 + parts / 8)
+        delay = max(0.001, self._last_flush + frame - time.monotonic())
+        self._flush_timer = self.set_timer(delay, self._request_flush)
+
+    def _request_flush(self) -> None:
+        self._flush_timer = None
+        if self._pending:
+            self._events.put_nowait(_FLUSH)
+
+    async def _flush_text(self, final: bool = False) -> None:
+        """Append the text received since the last frame to the preview (in event order)."""
+        if final:
+            rest = self._sanitizer.flush()
+            if rest:
+                self._pending.append(rest)
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._last_flush = time.monotonic()
+        if self._reply is None:
+            self._reply = AssistantBlock("", classes="-streaming")
+            await self.mount(self._reply)
+        await self._reply.append(text)
 
     # ------------------------------------------------------------------ inspection
 

@@ -8,7 +8,6 @@ Everything shown comes from the session file and is untrusted: it goes through `
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from textual.content import Content
 
 from pitui.compaction.prepare import projected_context_tokens
-from pitui.compaction.tokens import estimate_tokens
+from pitui.compaction.tokens import cache_hit_ratio, estimate_tokens
+from pitui.deepjson import clip
+from pitui.deepjson import dumps as json_dumps
 from pitui.llm.models import ModelRef, model_info
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.oneline import entry_text
@@ -26,6 +27,7 @@ from pitui.text import js_len, strip_escapes
 from pitui.ui.sanitize import tool_output_text
 
 if TYPE_CHECKING:
+    from pitui.agent.session import AgentSession
     from pitui.session.projection import Projection
     from pitui.session.store import SessionStore
 
@@ -34,12 +36,15 @@ TABS: tuple[TabName, ...] = ("entry", "context", "compaction", "files")  # files
 
 DEBOUNCE = 0.05  # seconds between the last show() and the rebuild
 ROW_CAP = 300  # context rows mounted before "show more"
-TEXT_CAP = 100_000  # characters of one text block shown in the entry tab
+TEXT_CAP = 20_000  # characters of one text block shown in the entry tab
+LINE_CAP = 120  # lines of one text block shown in the entry tab (all are rendered at once)
 RAW_CAP = 200_000  # characters of raw JSON shown
+RAW_LINE_CAP = 5_000  # lines of raw JSON shown
 PREVIEW = 160  # characters of a context row's preview
 CACHE_SIZE = 32  # context views kept
 
-_KEY = "$text-muted"
+KEY_STYLE = "$text-muted"
+"""The style of keys and notes (muted)."""
 _HEAD = "bold $accent"
 
 ROLE_NAMES = {
@@ -53,19 +58,30 @@ ROLE_NAMES = {
 # ----------------------------------------------------------------------------- text helpers
 
 
-def _cap(text: str, limit: int = TEXT_CAP) -> tuple[str, int]:
-    """``text`` cut to ``limit`` characters, and how many were cut."""
-    if len(text) <= limit:
+def _cap(text: str, limit: int = TEXT_CAP, lines: int = LINE_CAP) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters and ``lines`` lines, and how many characters were
+    cut (the pane renders every line it is given: a 2,000-line tool output would stall it)."""
+    end = min(len(text), limit)
+    at = -1
+    for _ in range(lines):
+        at = text.find("\n", at + 1, end)
+        if at < 0:
+            break
+    else:
+        end = at
+    if end >= len(text):
         return text, 0
-    return text[:limit], len(text) - limit
+    return text[:end], len(text) - end
 
 
-def plain(text: str, limit: int = TEXT_CAP) -> Content:
+def plain(
+    text: str, limit: int = TEXT_CAP, lines: int = LINE_CAP, rest: str = "see raw JSON"
+) -> Content:
     """Untrusted text, literal: no markup, no escapes; very long text is cut with a note."""
-    shown, cut = _cap(text, limit)
+    shown, cut = _cap(text, limit, lines)
     content = Content(strip_escapes(shown))
     if cut:
-        content = content + Content.styled(f"\n… {cut:,} more characters (see raw JSON)", _KEY)
+        content = content + Content.styled(f"\n… {cut:,} more characters ({rest})", KEY_STYLE)
     return content
 
 
@@ -74,7 +90,7 @@ def tool_output(text: str) -> Content:
     shown, cut = _cap(text)
     content = Content.from_rich_text(tool_output_text(shown))
     if cut:
-        content = content + Content.styled(f"\n… {cut:,} more characters (see raw JSON)", _KEY)
+        content = content + Content.styled(f"\n… {cut:,} more characters (see raw JSON)", KEY_STYLE)
     return content
 
 
@@ -83,16 +99,16 @@ def one_line(text: str, limit: int = PREVIEW) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _heading(text: str) -> Content:
+def heading(text: str) -> Content:
     return Content.styled(text, _HEAD)
 
 
 def _kv(key: str, value: str | Content) -> Content:
     shown = value if isinstance(value, Content) else Content(strip_escapes(value))
-    return Content.assemble((f"{key:<11}", _KEY), shown)
+    return Content.assemble((f"{key:<11}", KEY_STYLE), shown)
 
 
-def _join(parts: list[Content]) -> Content:
+def join_lines(parts: list[Content]) -> Content:
     return Content("\n").join(parts)
 
 
@@ -115,7 +131,8 @@ def _fmt_int(value: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    # Bounded for hostile nesting (~1,000 levels): deeper parts show as "…".
+    return json_dumps(clip(value, 32), indent=2, ensure_ascii=False, default=str)
 
 
 def usage_text(usage: Any) -> str | None:
@@ -179,6 +196,9 @@ def entry_meta(entry: dict[str, Any], label: str | None = None) -> Content:
         usage = usage_text(message.get("usage"))
         if usage:
             lines.append(_kv("usage", usage))
+        hit = cache_hit_ratio(message.get("usage"))
+        if hit is not None:
+            lines.append(_kv("cache", f"{hit:.0%} of the prompt read from the cache"))
         cost = cost_text(message.get("usage"))
         if cost:
             lines.append(_kv("cost", cost))
@@ -186,7 +206,7 @@ def entry_meta(entry: dict[str, Any], label: str | None = None) -> Content:
             lines.append(_kv("stopReason", str(message.get("stopReason"))))
     elif kind == "model_change":
         lines.append(_kv("model", f"{entry.get('provider')}/{entry.get('modelId')}"))
-    return _join(lines)
+    return join_lines(lines)
 
 
 def _content_body(content: Any, output: Callable[[str], Content] = plain) -> list[Content]:
@@ -204,15 +224,15 @@ def _content_body(content: Any, output: Callable[[str], Content] = plain) -> lis
             elif kind == "image":
                 data = block.get("data")
                 size = f", {len(data):,} base64 characters" if isinstance(data, str) else ""
-                parts.append(Content.styled(f"(image: {block.get('mimeType')}{size})", _KEY))
+                parts.append(Content.styled(f"(image: {block.get('mimeType')}{size})", KEY_STYLE))
             else:
-                parts.append(Content.styled(f"({kind} block)", _KEY))
+                parts.append(Content.styled(f"({kind} block)", KEY_STYLE))
     return parts
 
 
 def _block(title: str, *lines: Content) -> Content:
     """A heading and the lines under it (blocks are separated by a blank line)."""
-    return _join([_heading(strip_escapes(title)), *lines])
+    return join_lines([heading(strip_escapes(title)), *lines])
 
 
 def _assistant_body(message: dict[str, Any]) -> list[Content]:
@@ -230,14 +250,14 @@ def _assistant_body(message: dict[str, Any]) -> list[Content]:
         elif kind == "thinking":
             thinking = block.get("thinking")
             if block.get("redacted") or not isinstance(thinking, str):
-                blocks.append(_block("thinking", Content.styled("(redacted)", _KEY)))
+                blocks.append(_block("thinking", Content.styled("(redacted)", KEY_STYLE)))
             else:
                 blocks.append(_block("thinking", plain(thinking).stylize("italic $text-muted")))
         elif kind == "toolCall":
             title = f"tool call · {block.get('name')} · {block.get('id')}"
             blocks.append(_block(title, plain(_json(block.get("arguments")))))
         else:
-            blocks.append(Content.styled(f"({kind} block)", _KEY))
+            blocks.append(Content.styled(f"({kind} block)", KEY_STYLE))
     stop = message.get("stopReason")
     if stop == "error":
         error = message.get("errorMessage") or "error"
@@ -245,7 +265,7 @@ def _assistant_body(message: dict[str, Any]) -> list[Content]:
     elif stop == "aborted":
         blocks.append(Content.styled("(aborted)", "bold $warning"))
     if not blocks:
-        blocks.append(Content.styled("(no content)", _KEY))
+        blocks.append(Content.styled("(no content)", KEY_STYLE))
     return blocks
 
 
@@ -254,16 +274,18 @@ def _system_body(message: dict[str, Any]) -> list[Content]:
     sections = message.get("sections")
     if isinstance(sections, dict):
         for name, value in sections.items():
-            text = plain(value) if isinstance(value, str) else Content.styled("(removed)", _KEY)
+            text = (
+                plain(value) if isinstance(value, str) else Content.styled("(removed)", KEY_STYLE)
+            )
             blocks.append(_block(f"section {name}", text))
     for key, title in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
         tools = message.get(key)
         if isinstance(tools, list) and tools:
-            blocks.append(_block(title, *[_tool_line(t) for t in tools if isinstance(t, dict)]))
+            blocks.append(_block(title, *[tool_line(t) for t in tools if isinstance(t, dict)]))
     return blocks
 
 
-def _tool_line(tool: dict[str, Any]) -> Content:
+def tool_line(tool: dict[str, Any]) -> Content:
     description = tool.get("description")
     name = Content.styled(strip_escapes(str(tool.get("name"))), "bold")
     if isinstance(description, str) and description:
@@ -293,7 +315,7 @@ def _message_body(message: dict[str, Any]) -> list[Content]:
     if role == "custom":
         title = f"custom · {message.get('customType')}"
         return [_block(title, *_content_body(message.get("content")))]
-    return _content_body(message.get("content")) or [Content.styled("(no content)", _KEY)]
+    return _content_body(message.get("content")) or [Content.styled("(no content)", KEY_STYLE)]
 
 
 def entry_body(entry: dict[str, Any]) -> Content:
@@ -305,14 +327,14 @@ def entry_body(entry: dict[str, Any]) -> Content:
     elif kind == "custom_message":
         lines = _content_body(entry.get("content"))
         if entry.get("display") is False:
-            lines.append(Content.styled("(hidden from the chat)", _KEY))
+            lines.append(Content.styled("(hidden from the chat)", KEY_STYLE))
         blocks = [_block(f"custom message · {entry.get('customType')}", *lines)]
     elif kind == "compaction":
-        facts = _join(
+        facts = join_lines(
             [
                 _kv("first kept", str(entry.get("firstKeptEntryId"))),
                 _kv("tokens", f"{_fmt_int(entry.get('tokensBefore'))} before"),
-                Content.styled("(details in the Compaction tab)", _KEY),
+                Content.styled("(details in the Compaction tab)", KEY_STYLE),
             ]
         )
         blocks = [facts, _block("summary", plain(str(entry.get("summary") or "")))]
@@ -335,17 +357,17 @@ def entry_body(entry: dict[str, Any]) -> Content:
         blocks = [_kv("model", f"{entry.get('provider')}/{entry.get('modelId')}")]
     elif kind == "label":
         target = _kv("target", str(entry.get("targetId")))
-        blocks = [_join([target, _kv("label", str(entry.get("label")))])]
+        blocks = [join_lines([target, _kv("label", str(entry.get("label")))])]
     elif kind == "session_info":
         blocks = [_kv("name", str(entry.get("name")))]
     else:
         data = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
         blocks = [plain(_json(data))] if data else []
-    return Content("\n\n").join(blocks) if blocks else Content.styled("(nothing else)", _KEY)
+    return Content("\n\n").join(blocks) if blocks else Content.styled("(nothing else)", KEY_STYLE)
 
 
 def raw_json(entry: dict[str, Any]) -> Content:
-    return plain(_json(entry), RAW_CAP)
+    return plain(_json(entry), RAW_CAP, RAW_LINE_CAP, "in the session file")
 
 
 # ----------------------------------------------------------------------------- context tab
@@ -411,7 +433,7 @@ def message_preview(message: dict[str, Any]) -> str:
     if role == "assistant":
         text = message_text(message, " ")
         calls = [
-            f"{b.get('name')}({json.dumps(b.get('arguments'), ensure_ascii=False)})"
+            f"{b.get('name')}({json_dumps(clip(b.get('arguments'), 32), ensure_ascii=False)})"
             for b in tool_calls(message)
         ]
         if calls:
@@ -437,16 +459,19 @@ def summarized_count(store: SessionStore, compaction_id: str) -> int | None:
 
 
 def resolve_model(
-    projection: Projection, agent: Any, model_name: str | None, window: int | None
+    projection: Projection,
+    agent: AgentSession | None,
+    model_name: str | None,
+    window: int | None,
 ) -> tuple[str | None, int | None]:
     """The model name (for tiktoken) and its context window: explicit values first, then the
     agent's model, then the session's model at this entry."""
     name = model_name
     if name is None and agent is not None:
-        name = getattr(agent, "model_name", None)
+        name = agent.model_name
         if window is None:
-            info = getattr(agent, "model_info", None)
-            window = getattr(info, "context_window", None)
+            info = agent.model_info
+            window = info.context_window if info is not None else None
     session = projection.model
     session_name = (
         f"{session.get('provider')}/{session.get('modelId')}"
@@ -468,7 +493,7 @@ def build_context_view(
     store: SessionStore,
     entry_id: str,
     *,
-    agent: Any = None,
+    agent: AgentSession | None = None,
     model_name: str | None = None,
     window: int | None = None,
 ) -> ContextView:
@@ -657,7 +682,7 @@ def compaction_facts(view: CompactionView) -> Content:
     if view.first_kept and view.first_kept_text is None:
         lines.append(_kv("", Content.styled("(not in this session)", "$warning")))
     elif view.first_kept_text:
-        lines.append(_kv("", Content.styled(view.first_kept_text, _KEY)))
+        lines.append(_kv("", Content.styled(view.first_kept_text, KEY_STYLE)))
     usage = usage_text(entry.get("usage"))
     lines.append(_kv("usage", usage or "(not recorded)"))
     cost = cost_text(entry.get("usage"))
@@ -666,30 +691,27 @@ def compaction_facts(view: CompactionView) -> Content:
     lines.append(_kv("fromHook", "yes" if entry.get("fromHook") else "no"))
     if entry.get("timestamp") is not None:
         lines.append(_kv("timestamp", str(entry.get("timestamp"))))
-    return _join(lines)
+    return join_lines(lines)
 
 
 def _file_list(title: str, files: Any) -> list[Content]:
     names = [str(f) for f in files] if isinstance(files, list) else []
-    out = [_heading(f"{title} ({len(names)})")]
+    out = [heading(f"{title} ({len(names)})")]
     out += [Content.assemble("  ", Content(strip_escapes(n))) for n in names]
     if not names:
-        out.append(Content.styled("  (none)", _KEY))
+        out.append(Content.styled("  (none)", KEY_STYLE))
     return out
 
 
 def compaction_files(entry: dict[str, Any]) -> Content:
     details = entry.get("details")
     details = details if isinstance(details, dict) else {}
-    return _join(
+    return join_lines(
         _file_list("read files", details.get("readFiles"))
         + _file_list("modified files", details.get("modifiedFiles"))
     )
 
 
-# ----------------------------------------------------------------------------- the widget
-
-
-def _literal_title(text: str) -> Any:
+def literal_title(text: str) -> Any:
     """A Collapsible title that is never parsed as markup (Collapsible accepts Content)."""
     return Content(strip_escapes(text))

@@ -4,7 +4,7 @@ the matching commands are listed in the editor's bottom border while typing one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -42,8 +42,11 @@ class PromptEditor(TextArea):
     def __init__(
         self,
         commands: Iterable[str] | Mapping[str, str] | None = None,
+        history: Callable[[int], list[str]] | None = None,
         **kwargs: object,
     ) -> None:
+        """``history(limit)`` gives the session's earlier prompts, oldest first; it is asked
+        once, when the history is first needed (not before the first frame)."""
         super().__init__(
             soft_wrap=True,
             show_line_numbers=False,
@@ -55,20 +58,22 @@ class PromptEditor(TextArea):
             dict(commands) if isinstance(commands, Mapping) else _known_help(commands or [])
         )
         self.commands = sorted(self.command_help)
-        self.prompt_history: list[str] = []
+        self._history_source = history
+        self._history: list[str] | None = None
         self._history_index: int | None = None
 
-    def on_mount(self) -> None:
-        settings = getattr(self.app, "settings", None)
-        if settings is not None and settings.get("ui.cursorBlink", True) is False:
-            self.cursor_blink = False
-        store = getattr(self.app, "store", None)
-        if store is not None and not self.prompt_history:
-            try:
-                earlier = [text for _, text in store.user_messages()]
-            except Exception:
-                earlier = []
-            self.prompt_history = _dedupe(earlier)[-MAX_HISTORY:]
+    @property
+    def prompt_history(self) -> list[str]:
+        """Submitted prompts, oldest first (the session's own, loaded on first use)."""
+        if self._history is None:
+            source, self._history_source = self._history_source, None
+            self._history = _dedupe(source(MAX_HISTORY))[-MAX_HISTORY:] if source else []
+        return self._history
+
+    @prompt_history.setter
+    def prompt_history(self, value: list[str]) -> None:
+        self._history_source = None
+        self._history = value
 
     # ------------------------------------------------------------------ submitting
 
@@ -76,9 +81,10 @@ class PromptEditor(TextArea):
         text = self.text.strip()
         if not text:
             return
-        if not self.prompt_history or self.prompt_history[-1] != text:
-            self.prompt_history.append(text)
-            del self.prompt_history[:-MAX_HISTORY]
+        history = self.prompt_history
+        if not history or history[-1] != text:
+            history.append(text)
+            del history[:-MAX_HISTORY]
         self._history_index = None
         self.text = ""
         self.post_message(self.Submitted(text))

@@ -1,29 +1,28 @@
 """``SessionTree``: the session as pi's tree selector shows it, virtualized on the line API.
 
 Textual's ``Tree`` rebuilds every visible line on each change and recurses once per level (it
-crashes near depth 1,000), so this widget keeps flat rows instead and renders only the lines on
-screen (``render_line``), as Rich ``Text`` (never markup).
+crashes near depth 1,000), so this widget renders a :class:`~pitui.session.tree_layout.
+TreeLayout` (the one layout ``pitui tree`` uses too) and draws only the lines on screen
+(``render_line``), as Rich ``Text`` (never markup; see :mod:`pitui.ui.widgets.tree_rows`).
 
-Rows follow pi (pi-reference §7.2): pre-order, the child holding the active leaf first, nesting
-only at branch points, ``├─ ``/``└─ `` connectors with ``│`` gutters, ``• `` on every entry of
-the active path, ``[label] `` prefixes, pi's one-line texts. Filters and search hide entries and
-their children re-attach to the nearest shown ancestor. Folding hides a segment's descendants; a
-fold marker replaces the connector's ``─`` (``⊟`` foldable, ``⊞`` folded).
+Nothing slow runs on the UI thread. A large session is laid out in a worker thread (the status
+shows progress; the old rows stay usable meanwhile). A search runs in a worker too, over the rows
+already laid out (typing on narrows the last results), cancelled by the next key; clearing it
+shows the rows it was made from again, without a rebuild. Appends and leaf moves are applied to
+the layout incrementally (a rebuild only when the change is not a plain append).
 
-The widget only reads the store. Its owner tells it about changes: :meth:`leaf_moved` re-styles
-the rows whose active-path state changed (no rebuild), :meth:`entry_appended` rebuilds (throttled)
-when the new entry is shown.
+The widget only reads the store; its owner tells it about changes (:meth:`entry_appended`,
+:meth:`leaf_moved`, :meth:`set_store`).
 """
 
 from __future__ import annotations
 
 import gc
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -31,21 +30,24 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.worker import get_current_worker
 
-from pitui.checkpoint.record import CheckpointIndex  # checkpoints wiring (issue 13)
-from pitui.session.codec import loads
+from pitui.checkpoint.record import CheckpointIndex
 from pitui.session.errors import EntryNotFoundError
-from pitui.session.flatten import FILTER_MODES
-from pitui.session.flatten import make_filter as tree_filter
-from pitui.session.node import Node
-from pitui.session.oneline import entry_text
-from pitui.session.shapes import message_text, tool_calls
+from pitui.session.flatten import FILTER_MODES, layout_tree
+from pitui.session.line_reader import LineReader
+from pitui.session.node import Node, depth_of
 from pitui.session.store import SessionStore
-from pitui.text import strip_escapes
+from pitui.session.tree_layout import Segment, TreeLayout
+from pitui.session.tree_search import Matcher, entry_line, query_tokens
+from pitui.ui.app_state import UsesApp
 from pitui.ui.widgets.tree_rows import (
-    _CALL_LOOKBACK,
-    TreeRow,
-    build_rows,
+    RowContent,
+    RowStyles,
+    fold_glyph_column,
+    leaf_marker,
+    row_strip,
+    row_text,
 )
 
 FILTER_TAGS: dict[str, str] = {
@@ -57,39 +59,32 @@ FILTER_TAGS: dict[str, str] = {
 }
 """The status tag of each filter mode (pi's wording; nothing for the default)."""
 
-DISPLAY_LIMIT = 400
-"""Characters of entry text kept for display (pi cuts most texts at 200 already)."""
+SYNC_BUILD_BYTES = 24 << 20
+"""Sessions up to this size (about 35k entries) are laid out at once, larger ones in a worker."""
 
-SEARCH_DELAY = 0.12
-"""Typing waits this long for the next key before searching, when a rebuild is slow."""
+TEXT_CACHE = 4096
+"""One-line texts kept (the rows on screen and those near them)."""
 
-SLOW_BUILD = 0.03
-"""A rebuild slower than this (seconds) makes typing in the search wait (:data:`SEARCH_DELAY`)."""
+SCAN_ROWS = 2000
+"""A search over more rows than this first scans the session file in large blocks."""
 
-REBUILD_INTERVAL = 0.3
-"""Seconds between two rebuilds caused by appends (an agent may append while the tree shows)."""
-
-
-@dataclass
-class _Styles:
-    """Rich styles of the component classes, computed once per paint."""
-
-    base: Style
-    cursor: Style
-    guides: Style
-    fold: Style
-    active: Style
-    label: Style
-    leaf: Style
-    user: Style
-    assistant: Style
-    tool: Style
-    meta: Style
-    match: Style
-    empty: Style
+PROGRESS_EVERY = 0.1
+"""Seconds between two progress updates of a build or a search."""
 
 
-class SessionTree(ScrollView, can_focus=True):
+UNSET_LEAF: Any = object()
+
+
+class _Cancelled(Exception):
+    """A worker's build or search was superseded."""
+
+
+def _narrows(tokens: list[str], previous: list[str]) -> bool:
+    """Every entry matching ``tokens`` also matches ``previous`` (typing on)."""
+    return all(any(old in new for new in tokens) for old in previous)
+
+
+class SessionTree(UsesApp, ScrollView, can_focus=True):
     """The session tree, one row per shown entry; only the rows on screen are rendered."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -138,17 +133,21 @@ class SessionTree(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Esc first: the footer shows bindings in order and must always say how to close.
+        Binding("escape", "clear_search", "Clear search"),
+        Binding("escape", "screen.close", "Close"),
+        Binding("enter", "select", "Select"),
         Binding("up", "cursor_up", "Up", show=False),
         Binding("down", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
-        Binding("left", "fold", "Fold/prev fork", key_display="←"),
-        Binding("right", "unfold", "Unfold/next fork", key_display="→"),
+        Binding("left", "fold", "Fold/prev fork", key_display="←", show=False),
+        Binding("right", "unfold", "Unfold/next fork", key_display="→", show=False),
         Binding("ctrl+left,alt+left", "fold", "Fold or previous fork", show=False),
         Binding("ctrl+right,alt+right", "unfold", "Unfold or next fork", show=False),
-        Binding("enter", "select", "Select"),
+        Binding("slash", "start_search", "Search", key_display="/"),
         Binding("f", "cycle_filter(1)", "Filter"),
         Binding("F", "cycle_filter(-1)", "Previous filter", show=False),
         Binding("ctrl+d", "filter('default')", "Default filter", show=False),
@@ -156,8 +155,6 @@ class SessionTree(ScrollView, can_focus=True):
         Binding("ctrl+u", "toggle_filter('user-only')", "User only", show=False),
         Binding("ctrl+l", "toggle_filter('labeled-only')", "Labeled only", show=False),
         Binding("ctrl+a", "toggle_filter('all')", "All entries", show=False),
-        Binding("slash", "start_search", "Search", key_display="/"),
-        Binding("escape", "clear_search", "Clear search"),
     ]
 
     class Highlighted(Message):
@@ -173,7 +170,7 @@ class SessionTree(ScrollView, can_focus=True):
             return self.tree
 
     class Selected(Message):
-        """``entry_id`` was chosen (Enter or a click)."""
+        """``entry_id`` was chosen (Enter, or a click on the highlighted row)."""
 
         def __init__(self, entry_id: str, tree: SessionTree | None = None) -> None:
             super().__init__()
@@ -185,7 +182,7 @@ class SessionTree(ScrollView, can_focus=True):
             return self.tree
 
     class Changed(Message):
-        """The rows, the filter or the search changed (the status text is new)."""
+        """The rows, the filter, the search or the progress changed (the status is new)."""
 
         def __init__(self, tree: SessionTree) -> None:
             super().__init__()
@@ -195,9 +192,40 @@ class SessionTree(ScrollView, can_focus=True):
         def control(self) -> SessionTree:
             return self.tree
 
+    class _Built(Message):
+        """A worker laid out the session (``layout``) for ``key``."""
+
+        def __init__(self, key: tuple[Any, ...], layout: TreeLayout, seconds: float) -> None:
+            super().__init__()
+            self.key = key
+            self.layout = layout
+            self.seconds = seconds
+
+    class _Found(Message):
+        """A worker finished the search for ``tokens``."""
+
+        def __init__(self, key: tuple[Any, ...], tokens: list[str], layout: TreeLayout) -> None:
+            super().__init__()
+            self.key = key
+            self.tokens = tokens
+            self.layout = layout
+
+    class _Released(Message):
+        """A search worker no longer reads the rows (finished or cancelled)."""
+
+        def __init__(self, key: tuple[Any, ...]) -> None:
+            super().__init__()
+            self.key = key
+
+    class _Progress(Message):
+        def __init__(self, key: tuple[Any, ...], text: str) -> None:
+            super().__init__()
+            self.key = key
+            self.text = text
+
     def __init__(
         self,
-        store: SessionStore,
+        store: SessionStore | None = None,
         *,
         mode: str = "default",
         name: str | None = None,
@@ -205,43 +233,56 @@ class SessionTree(ScrollView, can_focus=True):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._store = store
-        self._checkpoints = CheckpointIndex(store)  # checkpoints wiring (issue 13)
+        self._explicit_store = store
+        self._store: SessionStore | None = None
+        self._checkpoints: CheckpointIndex | None = None
         self._markers: dict[str, int] = {}
+        """Entry id → files its run changed (the ``✎`` marker; see pitui.checkpoint.record)."""
         self._mode = mode if mode in FILTER_MODES else "default"
         self._query = ""
         self._tokens: list[str] = []
         self._typing = False
-        self._rows: list[TreeRow] = []
-        self._row_of: dict[str, int] = {}
-        self._lines: list[int] = []
-        self._line_of: dict[str, int] = {}
-        self._path_ids: set[str] = set()
-        self._folded: set[str] = set()
+        self._layout: TreeLayout | None = None
+        """The rows of the filter mode."""
+        self._found: TreeLayout | None = None
+        """The search results (for ``_found_tokens``), laid out like ``_layout``."""
+        self._found_tokens: list[str] = []
+        self._build_key: tuple[Any, ...] | None = None
+        self._search_key: tuple[Any, ...] | None = None
+        self._during_build: list[tuple[str, str | None]] = []
+        """Store events since a layout worker started (applied to its layout when it ends)."""
+        self._readers: set[tuple[Any, ...]] = set()
+        """Search workers reading the rows; store events are held until there are none."""
+        self._held: list[tuple[str, str | None]] = []
+        self._progress: str | None = None
+        self._generation = 0
         self._cursor = -1
-        self._cursor_id: str | None = None
-        self._leaf_row_id: str | None = None
+        self._cursor_node: Node | None = None
+        self._cursor_at: tuple[TreeLayout, Segment, int] | None = None
+        """Where the cursor's entry is in the rows shown (checked before use)."""
         self._hscroll = 0
-        self._texts: dict[str, str] = {}
-        self._search_texts: dict[str, str] = {}
-        self._styles: _Styles | None = None
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._styles: RowStyles | None = None
+        self._mark: tuple[Segment, int, str] | None = None
         self._center_pending = True
-        self._rebuild_timer: Any = None
-        self._search_timer: Any = None
-        self._last_rebuild = 0.0
-        self._built = False
+        self._initial = True
         # Timing hooks (benchmarks and tests): perf_counter() stamps, set by the widget.
         self.build_seconds = 0.0
-        """Duration of the last rebuild (flatten + layout), in seconds."""
+        """Duration of the last layout of the session (the build), in seconds."""
+        self.search_seconds = 0.0
+        """Duration of the last search, from the key to the results, in seconds."""
         self.last_key_at: float | None = None
         """When the last key event reached the tree."""
         self.render_hook: Callable[[float], None] | None = None
         """Called with perf_counter() at the end of every paint of the tree's lines."""
+        self._search_started = 0.0
 
     # ------------------------------------------------------------------ public API
 
     @property
     def store(self) -> SessionStore:
+        if self._store is None:
+            self._store = self._explicit_store or self.pitui.store
         return self._store
 
     @property
@@ -259,11 +300,30 @@ class SessionTree(ScrollView, can_focus=True):
         return self._typing
 
     @property
+    def busy(self) -> bool:
+        """A layout or a search is being computed (see :attr:`progress`)."""
+        return self._progress is not None
+
+    @property
+    def progress(self) -> str | None:
+        return self._progress
+
+    @property
+    def view(self) -> TreeLayout | None:
+        """The rows shown: the search results, or the filter's rows."""
+        if self._tokens and self._found is not None and self._found_tokens == self._tokens:
+            return self._found
+        if self._tokens and self._found is not None:
+            return self._found  # older results stay until the new ones are ready
+        return self._layout
+
+    @property
     def cursor_entry_id(self) -> str | None:
         """The entry under the cursor (None when no row is shown)."""
-        if 0 <= self._cursor < len(self._lines):
-            return self._rows[self._lines[self._cursor]].node.id
-        return None
+        view = self.view
+        if view is None or not 0 <= self._cursor < view.line_count:
+            return None
+        return view.node_at(self._cursor).id
 
     @property
     def cursor_line(self) -> int:
@@ -271,32 +331,53 @@ class SessionTree(ScrollView, can_focus=True):
 
     @property
     def row_count(self) -> int:
-        """Number of rows shown (after filters, search and folds)."""
-        return len(self._lines)
+        """Number of lines shown (after filters, search and folds)."""
+        view = self.view
+        return view.line_count if view is not None else 0
 
     def visible_ids(self) -> list[str]:
-        """Entry ids of the shown rows, top to bottom."""
-        rows = self._rows
-        return [rows[i].node.id for i in self._lines]
+        """Entry ids of the shown lines, top to bottom (for tests: it walks every line)."""
+        view = self.view
+        if view is None:
+            return []
+        return [view.node_at(line).id for line in range(view.line_count)]
 
     def line_of(self, entry_id: str) -> int | None:
         """Display line of ``entry_id``, or None when it is not shown."""
-        return self._line_of.get(entry_id)
+        view = self.view
+        node = self._node(entry_id)
+        if view is None or node is None:
+            return None
+        found = view.locate(node)
+        return view.line_of(*found) if found is not None else None
 
     def is_on_path(self, entry_id: str) -> bool:
-        index = self._row_of.get(entry_id)
-        return index is not None and self._rows[index].on_path
+        view = self.view
+        node = self._node(entry_id)
+        found = view.locate(node) if view is not None and node is not None else None
+        return found is not None and found[1] < found[0].path
 
     def is_folded(self, entry_id: str) -> bool:
-        return entry_id in self._folded
+        view = self.view
+        node = self._node(entry_id)
+        found = view.locate(node) if view is not None and node is not None else None
+        return found is not None and found[1] == 0 and found[0].folded
 
     def row_text(self, line: int) -> str:
-        """The plain text of display line ``line`` (what :meth:`render_line` draws)."""
-        return self._line_text(line, self._compute_styles(plain=True)).plain
+        """The plain text of display line ``line``, leaf marker included (not cut to width)."""
+        view = self.view
+        assert view is not None
+        seg, k = view.at(line)
+        content = self._content(view, seg, k, line == self._cursor)
+        text = row_text(view, seg, k, content, RowStyles.plain()).plain
+        return text + (content.marker or "")
 
     def status_text(self) -> str:
-        """``(i/N)``, the filter tag and the search, as pi's last line."""
-        total = len(self._lines)
+        """``(i/N)``, the filter tag and the search, as pi's last line; progress when busy."""
+        view = self.view
+        if view is None:
+            return self._progress or "Loading the tree…"
+        total = view.line_count
         parts = [f"({self._cursor + 1 if total else 0}/{total})"]
         tag = FILTER_TAGS.get(self._mode, "")
         if tag:
@@ -305,328 +386,514 @@ class SessionTree(ScrollView, can_focus=True):
             parts.append(f"/{self._query}▏")
         elif self._query:
             parts.append(f"/{self._query}")
+        if self._progress:
+            parts.append(self._progress)
+        elif total and view.leaf_row() is None and self.store.leaf is not None:
+            parts.append("· the leaf is hidden by the " + ("search" if self._tokens else "filter"))
         return " ".join(parts)
 
     def set_store(self, store: SessionStore) -> None:
         """Show another session (the folds and the search are cleared)."""
+        self._explicit_store = store
         self._store = store
-        self._checkpoints = CheckpointIndex(store)  # checkpoints wiring (issue 13)
+        self._checkpoints = None
+        self._markers = {}
         self._texts.clear()
-        self._search_texts.clear()
-        self._folded.clear()
-        self._cursor_id = None
-        self._built = False
+        self._cursor_node = None
+        self._initial = True
         self._center_pending = True
+        self._query = ""
+        self._tokens = []
+        self._typing = False
+        self._found = None
+        self._layout = None
+        self._held = []
         self.rebuild()
+
+    def reset(self, mode: str) -> None:
+        """As if opened afresh: no search, no folds, filter ``mode``, the cursor on the leaf."""
+        self._typing = False
+        self._query = ""
+        self._tokens = []
+        self._found = None
+        self._found_tokens = []
+        self._search_key = None
+        self._initial = True
+        self._center_pending = True
+        self._cursor_node = None
+        self._hscroll = 0
+        mode = mode if mode in FILTER_MODES else "default"
+        layout = self._layout
+        if (
+            layout is None
+            or mode != self._mode
+            or not layout.order_exact
+            or self._store is not self.pitui.store
+        ):
+            self._mode = mode
+            if self._explicit_store is None or self._store is not self.pitui.store:
+                self._explicit_store = self.pitui.store
+                self._store = self.pitui.store
+                self._checkpoints = None
+                self._texts.clear()
+            self._layout = None
+            self.rebuild()
+            return
+        layout.clear_folds()
+        self._show(layout)
 
     def set_mode(self, mode: str) -> None:
         """Switch the filter; folds are cleared, the selection keeps its entry or an ancestor."""
         if mode not in FILTER_MODES:
             raise ValueError(f"unknown filter mode {mode!r}")
         self._mode = mode
-        self._folded.clear()
         self.rebuild()
 
     def set_search(self, query: str) -> None:
         """Show only entries containing every whitespace-separated token (any case)."""
-        if self._search_timer is not None:
-            self._search_timer.stop()
-            self._search_timer = None
         self._query = query
-        tokens = query.lower().split()
-        if tokens != self._tokens:
-            self._tokens = tokens
-            self._folded.clear()
-            self.rebuild()
-        else:
+        tokens = query_tokens(query)
+        if tokens == self._tokens and (not tokens or self._found_tokens == tokens):
             self.post_message(self.Changed(self))
+            return
+        previous = self._found_tokens if self._found is not None else []
+        self._tokens = tokens
+        if not tokens:
+            # Clearing: the rows the search was made from, as they were (folds cleared).
+            self._found = None
+            self._found_tokens = []
+            self._search_key = None
+            self._set_progress(None)
+            if self._layout is not None:
+                self._layout.clear_folds()
+                self._show(self._layout)
+            return
+        if self._layout is None:
+            self.post_message(self.Changed(self))
+            return  # searched when the layout is ready
+        base = self._layout
+        if previous and self._found is not None and _narrows(tokens, previous):
+            base = self._found
+        self._start_search(base, tokens)
+        self.post_message(self.Changed(self))
 
     def move_to(self, entry_id: str) -> bool:
         """Put the cursor on ``entry_id`` (or its nearest shown ancestor); False if neither."""
-        line = self._nearest_line(entry_id)
+        view = self.view
+        node = self._node(entry_id)
+        if node is None:
+            return False
+        if self._build_key is not None or self._search_key is not None:
+            # The rows are being made: the cursor goes there when they are ready.
+            self._cursor_node = node
+            self._center_pending = True
+            return True
+        if view is None:
+            return False
+        line = self._visible_line(view, node)
         if line is None:
             return False
         self._set_cursor(line, center=True)
         return True
 
     def fold(self, entry_id: str) -> None:
-        index = self._row_of.get(entry_id)
-        if index is None or not self._foldable(index) or entry_id in self._folded:
-            return
-        self._folded.add(entry_id)
-        self._relayout()
+        view = self.view
+        node = self._node(entry_id)
+        found = view.locate(node) if view is not None and node is not None else None
+        if view is not None and found is not None and found[1] == 0 and view.fold(found[0]):
+            self._relayout()
 
     def unfold(self, entry_id: str) -> None:
-        if entry_id in self._folded:
-            self._folded.discard(entry_id)
+        view = self.view
+        node = self._node(entry_id)
+        found = view.locate(node) if view is not None and node is not None else None
+        if view is not None and found is not None and found[1] == 0 and view.unfold(found[0]):
             self._relayout()
 
     def rebuild(self) -> None:
-        """Flatten the store again (filters, search, order); the cursor keeps its entry."""
-        if self._rebuild_timer is not None:
-            self._rebuild_timer.stop()
-            self._rebuild_timer = None
+        """Lay the session out again (filter, order); the cursor keeps its entry. A search is
+        run again on the new rows."""
+        self._generation += 1
+        key = (self._generation, self.store, self._mode)
+        self._build_key = key
+        self._during_build = []
+        store = self.store
+        if self._build_in_worker(store):
+            self._set_progress("Loading the tree…")
+            self.run_worker(
+                lambda: self._build_thread(key, store, self._mode),
+                thread=True,
+                group="tree-build",
+                exclusive=True,
+                exit_on_error=False,
+                description="lay out the session tree",
+            )
+            return
         started = time.perf_counter()
-        # No garbage collection while 20k rows are made: none of it is cyclic garbage, and
+        layout = self._lay_out(store, self._mode)
+        self.build_seconds = time.perf_counter() - started
+        self._install(layout)
+
+    def leaf_moved(self, new_leaf_id: str | None = UNSET_LEAF) -> None:
+        """The leaf moved to ``new_leaf_id`` (default: where the store's leaf is now): the
+        path marks follow (no rebuild unless rows change). Events are applied in the order
+        they happened, so the id of each move matters, not where the leaf is by then."""
+        if new_leaf_id is UNSET_LEAF:
+            leaf = self.store.leaf
+            new_leaf_id = leaf.id if leaf is not None else None
+        self._event(("leaf", new_leaf_id))
+
+    def entry_appended(self, entry_id: str) -> None:
+        """An entry was appended: it joins the rows in place (a label restyles its target)."""
+        self._event(("append", entry_id))
+
+    def _event(self, event: tuple[str, str | None]) -> None:
+        if self._build_key is not None:
+            self._during_build.append(event)
+        if self._readers:
+            # A search worker reads the rows: they change once it is done.
+            self._held.append(event)
+            return
+        if self._apply(event):
+            self._after_change()
+
+    def _apply(self, event: tuple[str, str | None]) -> bool:
+        """Apply one store event to the rows (and the search results); False if it started a
+        rebuild or a new search instead."""
+        kind, entry_id = event
+        node = self._node(entry_id) if entry_id is not None else None
+        if kind == "leaf":
+            for layout in (self._layout, self._found):
+                if layout is not None and not layout.move_leaf(node):
+                    self.rebuild()
+                    return False
+            return True
+        if node is None:
+            return True
+        if node.type == "custom" and node.parent_id is not None:
+            self._refresh_markers()  # a checkpoint gives its run's row a marker
+        if node.type == "label":
+            target = self.store.data(node).get("targetId")
+            if isinstance(target, str):
+                self._texts.pop(target, None)
+                if self._mode == "labeled-only":
+                    self.rebuild()
+                    return False
+                if self._tokens:
+                    if self._layout is not None:
+                        self._layout.appended(node)
+                    self._search_again()
+                    return False
+        for layout in (self._layout, self._found):
+            if layout is not None and not layout.appended(node):
+                self.rebuild()
+                return False
+        return True
+
+    # ------------------------------------------------------------------ building
+
+    def _build_in_worker(self, store: SessionStore) -> bool:
+        path = store.path
+        if path is None or not store.persisted:
+            return False
+        try:
+            return path.stat().st_size > SYNC_BUILD_BYTES
+        except OSError:
+            return False
+
+    @staticmethod
+    def _lay_out(
+        store: SessionStore, mode: str, tick: Callable[[int, int], None] | None = None
+    ) -> TreeLayout:
+        # No garbage collection while segments are made: none of it is cyclic garbage, and
         # collections would scan the new objects repeatedly (as SessionStore.open does).
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            rows, path_ids = build_rows(self._store, self._predicate())
+            return layout_tree(store, mode, tick=tick)
         finally:
             if gc_was_enabled:
                 gc.enable()
-        self._rows = rows
-        self._path_ids = path_ids
-        self._markers = self._checkpoints.run_markers()  # checkpoints wiring (issue 13)
-        self._row_of = {row.node.id: i for i, row in enumerate(rows)}
-        self._folded &= self._row_of.keys()
-        self._leaf_row_id = self._find_leaf_row()
-        initial = not self._built
-        if initial:
-            self._cursor_id = self._leaf_row_id
-        self._built = True
-        self._relayout(initial=initial)
-        self._last_rebuild = time.perf_counter()
-        self.build_seconds = self._last_rebuild - started
 
-    def leaf_moved(self) -> None:
-        """The store's leaf moved: re-style only the rows whose path state changed."""
-        store = self._store
-        new_path = {n.id for n in store.path_to()}
-        changed = self._path_ids ^ new_path
-        self._path_ids = new_path
-        dirty: set[str] = set()
-        rows, row_of = self._rows, self._row_of
-        for entry_id in changed:
-            index = row_of.get(entry_id)
-            if index is not None:
-                rows[index].on_path = entry_id in new_path
-                dirty.add(entry_id)
-        old_leaf_row = self._leaf_row_id
-        self._leaf_row_id = self._find_leaf_row()
-        for marked in (old_leaf_row, self._leaf_row_id):
-            if marked is not None:
-                dirty.add(marked)
-        self._refresh_ids(dirty)
-        # The hidden-assistant rule depends on the leaf: a rebuild if that changes a row.
-        shown = self._predicate()
-        leaf = store.leaf
-        if leaf is not None and leaf.id not in row_of and shown(leaf):
-            self.schedule_rebuild()
-        elif old_leaf_row is not None and old_leaf_row in row_of:
-            try:
-                old = store.node(old_leaf_row)
-            except EntryNotFoundError:
-                old = None
-            if old is not None and not shown(old):
-                self.schedule_rebuild()
+    def _ticker(self, key: tuple[Any, ...], what: str) -> Callable[[int, int], None]:
+        worker = get_current_worker()
+        last = [time.perf_counter()]
 
-    def entry_appended(self, entry_id: str) -> None:
-        """An entry was appended: rebuild (throttled) if it is shown; labels re-style a row."""
+        def tick(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise _Cancelled
+            now = time.perf_counter()
+            if now - last[0] >= PROGRESS_EVERY and total:
+                last[0] = now
+                self.post_message(self._Progress(key, f"{what} {100 * done // total}%"))
+
+        return tick
+
+    def _build_thread(self, key: tuple[Any, ...], store: SessionStore, mode: str) -> None:
+        started = time.perf_counter()
         try:
-            node = self._store.node(entry_id)
-        except EntryNotFoundError:
+            layout = self._lay_out(store, mode, self._ticker(key, "Loading the tree…"))
+        except _Cancelled:
             return
-        if node.type == "custom" and node.parent_id is not None:  # checkpoints (issue 13)
-            self._markers = self._checkpoints.run_markers()
-            self._refresh_ids({node.parent_id})
-        if node.type == "label":
-            target = self._store.data(node).get("targetId")
-            if isinstance(target, str):
-                if self._mode == "labeled-only" or self._tokens:
-                    self.schedule_rebuild()
-                else:
-                    self._refresh_ids({target})
-        if self._predicate()(node):
-            self.schedule_rebuild()
+        layout.reindex()
+        self.post_message(self._Built(key, layout, time.perf_counter() - started))
 
-    def schedule_rebuild(self) -> None:
-        """Rebuild soon, at most once per :data:`REBUILD_INTERVAL`."""
-        if self._rebuild_timer is not None:
+    def on_session_tree__built(self, message: SessionTree._Built) -> None:
+        message.stop()
+        if message.key != self._build_key:
             return
-        delay = max(0.0, REBUILD_INTERVAL - (time.perf_counter() - self._last_rebuild))
-        self._rebuild_timer = self.set_timer(max(delay, 0.01), self._timed_rebuild)
+        self.build_seconds = message.seconds
+        self._install(message.layout)
 
-    def _timed_rebuild(self) -> None:
-        self._rebuild_timer = None
-        self.rebuild()
-
-    # ------------------------------------------------------------------ building
-
-    def _predicate(self) -> Callable[[Node], bool]:
-        base = tree_filter(self._store, self._mode)
-        tokens = self._tokens
-        if not tokens:
-            return base
-        matches = self._matches
-
-        def shown(node: Node) -> bool:
-            return base(node) and matches(node, tokens)
-
-        return shown
-
-    def _matches(self, node: Node, tokens: list[str]) -> bool:
-        text = self._search_texts.get(node.id)
-        if text is None:
-            text = self._search_text(node)
-            self._search_texts[node.id] = text
-        label = self._store.label_of(node.id)
-        if label:
-            text = f"{label.lower()} {text}"
-        return all(token in text for token in tokens)
-
-    def _search_text(self, node: Node) -> str:
-        """pi's searchable text, lowercased: role, one-line text, content start (no label)."""
-        data = self._peek(node)
-        parts = [node.role or "", self._entry_line(node)]
-        message = data.get("message")
-        if isinstance(message, dict):
-            parts.append(message_text(message, " ")[:200])
-            command = message.get("command")
-            if isinstance(command, str):
-                parts.append(command)
-        kind = node.type
-        if kind == "branch_summary":
-            parts.append("branch summary")
-        elif kind == "session_info":
-            parts.append(f"title {data.get('name') or ''}")
-        elif kind == "context_edit":
-            verb = "omit" if data.get("replacement") is None else "replace"
-            parts.append(f"context edit {verb} {data.get('targetId')}")
-        custom_type = data.get("customType")
-        if isinstance(custom_type, str):
-            parts.append(custom_type)
-        return " ".join(parts).lower()
-
-    def _find_leaf_row(self) -> str | None:
-        """The shown row standing for the leaf: the leaf or its nearest shown ancestor."""
-        cur = self._store.leaf
-        row_of = self._row_of
-        while cur is not None:
-            if cur.id in row_of:
-                return cur.id
-            cur = cur.parent
-        return None
-
-    def _relayout(self, *, initial: bool = False) -> None:
-        """Recompute the shown lines from the rows and the folds; restore the cursor."""
-        rows = self._rows
-        folded = self._folded
-        if folded:
-            lines: list[int] = []
-            i, n = 0, len(rows)
-            while i < n:
-                lines.append(i)
-                i = rows[i].end if rows[i].node.id in folded else i + 1
+    def _install(self, layout: TreeLayout) -> None:
+        """A new layout of the filter's rows: catch up with what happened meanwhile."""
+        events = self._during_build
+        self._build_key = None
+        self._during_build = []
+        self._layout = layout
+        self._refresh_markers()
+        for kind, entry_id in events:
+            node = self._node(entry_id) if entry_id is not None else None
+            ok = layout.move_leaf(node) if kind == "leaf" else node is None or layout.appended(node)
+            if not ok:
+                self.rebuild()
+                return
+        self._set_progress(None)
+        if self._tokens:
+            self._found = None
+            self._start_search(layout, self._tokens)
         else:
-            lines = list(range(len(rows)))
-        self._lines = lines
-        self._line_of = {rows[index].node.id: line for line, index in enumerate(lines)}
-        self.virtual_size = Size(0, len(lines))
-        old_cursor = self._cursor
+            self._show(layout)
+
+    # ------------------------------------------------------------------ searching
+
+    def _search_again(self) -> None:
+        if self._layout is not None and self._tokens:
+            self._found = None
+            self._start_search(self._layout, self._tokens)
+
+    def _start_search(self, base: TreeLayout, tokens: list[str]) -> None:
+        self._generation += 1
+        key = (self._generation, tuple(tokens))
+        self._search_key = key
+        self._search_started = time.perf_counter()
+        self._set_progress("searching…")
+        base.ensure_rows()  # the worker only reads (store events wait until it is done)
+        self._readers.add(key)
+        store = self.store
+        self.run_worker(
+            lambda: self._search_thread(key, store, base, tokens),
+            thread=True,
+            group="tree-search",
+            exclusive=True,
+            exit_on_error=False,
+            description="search the session tree",
+        )
+
+    def _search_thread(
+        self, key: tuple[Any, ...], store: SessionStore, base: TreeLayout, tokens: list[str]
+    ) -> None:
+        tick = self._ticker(key, "searching…")
+        reader = LineReader(store)
+        try:
+            matcher = Matcher(store, tokens, reader.line)
+            rows = base.row_count
+            if rows > SCAN_ROWS:
+                # The whole file at once (half of the progress), then the rows.
+                matcher.scan_file(lambda done, total: tick(done, 2 * total))
+                found = base.restrict(matcher, tick=lambda done, _: tick(rows + done, 2 * rows))
+            else:
+                found = base.restrict(matcher, tick=tick)
+            found.reindex()
+            self.post_message(self._Found(key, tokens, found))
+        except _Cancelled:
+            pass
+        finally:
+            reader.close()
+            self.post_message(self._Released(key))
+
+    def on_session_tree__found(self, message: SessionTree._Found) -> None:
+        message.stop()
+        if message.key != self._search_key:
+            return
+        self._search_key = None
+        self.search_seconds = time.perf_counter() - self._search_started
+        self._found = message.layout
+        self._found_tokens = message.tokens
+        self._set_progress(None)
+        self._show(message.layout)
+
+    def on_session_tree__released(self, message: SessionTree._Released) -> None:
+        """A search worker stopped reading the rows: apply the store events held meanwhile
+        (to the rows and to its results alike)."""
+        message.stop()
+        self._readers.discard(message.key)
+        if self._readers or not self._held:
+            return
+        held, self._held = self._held, []
+        for event in held:
+            if not self._apply(event):
+                return
+        self._after_change()
+
+    def on_session_tree__progress(self, message: SessionTree._Progress) -> None:
+        message.stop()
+        if message.key in (self._build_key, self._search_key):
+            self._set_progress(message.text)
+
+    def _set_progress(self, text: str | None) -> None:
+        if text != self._progress:
+            self._progress = text
+            self.post_message(self.Changed(self))
+
+    # ------------------------------------------------------------------ showing
+
+    def _show(self, view: TreeLayout) -> None:
+        """``view`` is now what is shown: size, cursor (same entry or its nearest shown
+        ancestor), scroll."""
+        self._relayout()
+
+    def _after_change(self) -> None:
+        """Rows or path marks changed in place: keep the cursor on its entry, repaint."""
+        self._relayout()
+
+    def _relayout(self) -> None:
+        view = self.view
+        count = view.line_count if view is not None else 0
+        self.virtual_size = Size(0, count)
+        old = self._cursor
+        previous = self._cursor_node
+        initial = self._initial and view is not None and self._build_key is None
         target: int | None = None
-        if self._cursor_id is not None:
-            target = self._nearest_line(self._cursor_id)
-        if target is None and lines:
-            target = len(lines) - 1 if initial else 0
+        if view is not None and count:
+            node = previous
+            if initial or node is None:
+                found = view.leaf_row()
+                node = found[0].nodes[found[1]] if found is not None else None
+            if node is not None:
+                target = self._visible_line(view, node)
+            if target is None:
+                target = count - 1 if initial else 0
         if target is None:
             # Nothing shown: the wanted entry is remembered for when rows come back.
             self._cursor = -1
             self.refresh()
             self.post_message(self.Changed(self))
             return
+        assert view is not None
+        seg, k = view.at(target)
+        new_node = seg.nodes[k]
         self._cursor = target
-        new_id = rows[lines[target]].node.id
-        changed = new_id != self._cursor_id or old_cursor == -1
-        self._cursor_id = new_id
+        self._cursor_node = new_node
+        self._cursor_at = (view, seg, k)
+        if initial:
+            self._initial = False
         if self.size.height > 0:
             self._scroll_to_cursor(center=True, force=initial or self._center_pending)
             self._center_pending = False
         else:
             self._center_pending = self._center_pending or initial
         self.refresh()
-        if changed or initial:
-            self.post_message(self.Highlighted(new_id, self))
+        if new_node is not previous or old == -1 or initial:
+            self.post_message(self.Highlighted(new_node.id, self))
         self.post_message(self.Changed(self))
 
-    def _nearest_line(self, entry_id: str) -> int | None:
-        """Display line of ``entry_id`` or of its nearest shown ancestor."""
-        line = self._line_of.get(entry_id)
-        if line is not None:
-            return line
+    def _visible_line(self, view: TreeLayout, node: Node) -> int | None:
+        """Line of ``node`` or of its nearest shown ancestor; a fold shows its head."""
+        found: tuple[Segment, int] | None = None
+        known = self._cursor_at
+        if known is not None and known[0] is view:
+            _, seg, k = known
+            if k < len(seg.nodes) and seg.nodes[k] is node:
+                found = seg, k  # where the cursor was: still there (appends do not move rows)
+        if found is None:
+            found = view.nearest(node)
+        if found is None:
+            return None
+        seg, k = found
+        line = view.line_of(seg, k)
+        while line is None:
+            if seg.folded and seg.slot >= 0:
+                return view.seg_line(seg)
+            parent = seg.parent
+            if parent is None or parent is view.root:
+                return None
+            seg, k = parent, len(parent.nodes) - 1
+            line = view.line_of(seg, k)
+        return line
+
+    def _node(self, entry_id: str) -> Node | None:
         try:
-            cur: Node | None = self._store.node(entry_id).parent
+            return self.store.node(entry_id)
         except EntryNotFoundError:
             return None
-        line_of = self._line_of
-        while cur is not None:
-            line = line_of.get(cur.id)
-            if line is not None:
-                return line
-            cur = cur.parent
-        return None
 
-    def _foldable(self, index: int) -> bool:
-        """Has shown children and is a top-level row or the first entry of a branch."""
-        row = self._rows[index]
-        return row.kids > 0 and (row.parent < 0 or self._rows[row.parent].kids > 1)
+    def _refresh_markers(self) -> None:
+        """Which rows changed files (the checkpoint entries of the session, read as they come)."""
+        index = self._checkpoints
+        if index is None or index.store is not self.store:
+            index = self._checkpoints = CheckpointIndex(self.store)
+        self._markers = index.run_markers()
 
     # ------------------------------------------------------------------ texts
 
-    def _entry_line(self, node: Node) -> str:
-        """pi's one-line text of an entry, with escapes removed (cached per entry)."""
-        text = self._texts.get(node.id)
+    def _text(self, node: Node) -> str:
+        """pi's one-line text of an entry (cached for the rows near the screen)."""
+        texts = self._texts
+        text = texts.get(node.id)
         if text is None:
-            data = self._peek(node)
-
-            def find_call(call_id: str) -> dict[str, Any] | None:
-                return self._find_call(node, call_id)
-
-            raw = entry_text(data, find_call)
-            text = strip_escapes(raw).replace("\n", " ").replace("\t", " ")[:DISPLAY_LIMIT]
-            self._texts[node.id] = text
+            text = entry_line(self.store, node)
+            texts[node.id] = text
+            if len(texts) > TEXT_CACHE:
+                texts.popitem(last=False)
         return text
 
-    def _peek(self, node: Node) -> dict[str, Any]:
-        """The entry object, without keeping it parsed (the store caches what it parses)."""
-        if node.data is not None:
-            return node.data
-        try:
-            data = loads(self._store.raw_line(node))
-        except (ValueError, OSError):
-            return self._store.data(node)
-        return data if isinstance(data, dict) else {}
+    def _leaf_mark(self, view: TreeLayout) -> tuple[Segment, int, str] | None:
+        """Which row says where the leaf is, and what it says: the leaf's own row; else its
+        nearest shown ancestor (how far below, hidden); else the fold that hides it."""
+        found = view.leaf_row()
+        if found is None:
+            return None
+        seg, k = found
+        node = seg.nodes[k]
+        leaf = self.store.leaf
+        below = 0
+        if leaf is not None and leaf is not node:
+            below = max(1, depth_of(leaf) - depth_of(node))
+        if view.line_of(seg, k) is not None:
+            return seg, k, leaf_marker(below)
+        while seg.parent is not None and seg.parent is not view.root and seg.slot < 0:
+            seg = seg.parent
+        return seg, 0, "  ← leaf is inside (folded)"
 
-    def _find_call(self, node: Node, call_id: str) -> dict[str, Any] | None:
-        cur = node.parent
-        for _ in range(_CALL_LOOKBACK):
-            if cur is None:
-                return None
-            if cur.type == "message" and cur.role == "assistant":
-                for block in tool_calls(self._peek(cur).get("message")):
-                    if block.get("id") == call_id:
-                        return block
-            cur = cur.parent
-        return None
+    def _content(
+        self,
+        view: TreeLayout,
+        seg: Segment,
+        k: int,
+        cursor: bool,
+        mark: Any = UNSET_LEAF,
+    ) -> RowContent:
+        node = seg.nodes[k]
+        if mark is UNSET_LEAF:
+            mark = self._leaf_mark(view)
+        marker = mark[2] if mark is not None and mark[0] is seg and mark[1] == k else None
+        return RowContent(
+            self._text(node),
+            self.store.label_of(node.id),
+            self._tokens,
+            cursor,
+            marker,
+            self._markers.get(node.id, 0),
+        )
 
-    def _kind_style(self, node: Node, styles: _Styles) -> Style:
-        if node.type == "message":
-            role = node.role
-            if role == "user":
-                return styles.user
-            if role == "assistant":
-                return styles.assistant
-            if role in ("toolResult", "bashExecution"):
-                return styles.tool
-        return styles.meta
+    # ------------------------------------------------------------------ rendering
 
-    def _compute_styles(self, *, plain: bool = False) -> _Styles:
-        if plain or not self.is_mounted:
-            null = Style.null()
-            return _Styles(*([null] * 13))
+    def _compute_styles(self) -> RowStyles:
+        if not self.is_mounted:
+            return RowStyles.plain()
         get = self.get_component_rich_style
-        return _Styles(
+        return RowStyles(
             base=self.rich_style,
             cursor=get("session-tree--cursor"),
             guides=get("session-tree--guides"),
@@ -642,52 +909,6 @@ class SessionTree(ScrollView, can_focus=True):
             empty=get("session-tree--empty"),
         )
 
-    def _line_text(self, line: int, styles: _Styles) -> Text:
-        index = self._lines[line]
-        row = self._rows[index]
-        node = row.node
-        is_cursor = line == self._cursor
-        text = Text(style=styles.base, no_wrap=True, end="")
-        append = text.append
-        append("› " if is_cursor else "  ")
-        if row.gutter:
-            append(row.gutter, styles.guides)
-        folded = node.id in self._folded
-        connector = row.connector
-        if connector:
-            if folded or self._foldable(index):
-                append(connector[0], styles.guides)
-                append("⊞" if folded else "⊟", styles.fold)
-                append(connector[2:], styles.guides)
-            else:
-                append(connector, styles.guides)
-        elif folded:
-            append("⊞ ", styles.fold)
-        if row.on_path:
-            append("• ", styles.active)
-        label = self._store.label_of(node.id)
-        if label:
-            append(f"[{' '.join(strip_escapes(label).split())}] ", styles.label)
-        body_start = len(text)
-        append(self._entry_line(node), self._kind_style(node, styles))
-        if self._tokens:
-            lowered = text.plain.lower()
-            for token in self._tokens:
-                start = lowered.find(token, body_start)
-                while start >= 0:
-                    text.stylize(styles.match, start, start + len(token))
-                    start = lowered.find(token, start + len(token))
-        changed = self._markers.get(node.id)  # checkpoints wiring (issue 13)
-        if changed:
-            append(f"  ✎ {changed} file{'s' if changed != 1 else ''}", styles.label)
-        if node.id == self._leaf_row_id:
-            append("  ← leaf", styles.leaf)
-        if is_cursor:
-            text.stylize(styles.cursor)
-        return text
-
-    # ------------------------------------------------------------------ rendering
-
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles = None
@@ -697,6 +918,8 @@ class SessionTree(ScrollView, can_focus=True):
             self._center_pending = False
             self._scroll_to_cursor(center=True, force=True)
         self._styles = self._compute_styles()
+        view = self.view
+        self._mark = self._leaf_mark(view) if view is not None else None
         strips = super().render_lines(crop)
         if self.render_hook is not None:
             self.render_hook(time.perf_counter())
@@ -705,43 +928,52 @@ class SessionTree(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         styles = self._styles or self._compute_styles()
         width = self.size.width
+        view = self.view
         line = self.scroll_offset.y + y
-        if line >= len(self._lines) or line < 0:
-            if line == 0 and not self._lines:
-                message = "No entries match." if self._store.roots() else "No entries in session."
+        count = view.line_count if view is not None else 0
+        if not 0 <= line < count:
+            if line == 0 and not count:
+                if view is None or (self._tokens and self._found is None):
+                    message = self._progress or "Loading the tree…"
+                elif self.store.roots():
+                    message = "No entries match."
+                else:
+                    message = "No entries in session."
                 text = Text.assemble("  ", (message, styles.empty), style=styles.base, end="")
                 return Strip(list(text.render(self.app.console))).crop_extend(0, width, styles.base)
             return Strip.blank(width, styles.base)
-        text = self._line_text(line, styles)
-        pad = styles.base + styles.cursor if line == self._cursor else styles.base
-        strip = Strip(list(text.render(self.app.console)))
-        return strip.crop_extend(self._hscroll, self._hscroll + width, pad)
+        assert view is not None
+        seg, k = view.at(line)
+        cursor = line == self._cursor
+        content = self._content(view, seg, k, cursor, self._mark)
+        text = row_text(view, seg, k, content, styles, skip=self._hscroll)
+        return row_strip(text, content.marker, width, styles, cursor, self.app.console)
 
-    def _refresh_ids(self, entry_ids: set[str]) -> None:
+    def _refresh_line(self, line: int) -> None:
         top = self.scroll_offset.y
-        bottom = top + self.size.height
-        for entry_id in entry_ids:
-            line = self._line_of.get(entry_id)
-            if line is not None and top <= line < bottom:
-                self.refresh_line(line)
+        if top <= line < top + self.size.height:
+            self.refresh_line(line)
 
     # ------------------------------------------------------------------ cursor
 
     def _set_cursor(self, line: int, *, center: bool = False) -> None:
-        if not self._lines:
+        view = self.view
+        if view is None or not view.line_count:
             return
-        line = max(0, min(line, len(self._lines) - 1))
+        line = max(0, min(line, view.line_count - 1))
         old = self._cursor
-        old_id = self._cursor_id
+        old_node = self._cursor_node
         self._cursor = line
-        entry_id = self._rows[self._lines[line]].node.id
-        self._cursor_id = entry_id
+        seg, k = view.at(line)
+        node = seg.nodes[k]
+        self._cursor_node = node
+        self._cursor_at = (view, seg, k)
         if not self._scroll_to_cursor(center=center):
-            if 0 <= old < len(self._lines):
-                self.refresh_line(old)
-            self.refresh_line(line)
-        if entry_id != old_id or old != line:
-            self.post_message(self.Highlighted(entry_id, self))
+            if 0 <= old < view.line_count:
+                self._refresh_line(old)
+            self._refresh_line(line)
+        if node is not old_node or old != line:
+            self.post_message(self.Highlighted(node.id, self))
             self.post_message(self.Changed(self))
 
     def _scroll_to_cursor(self, *, center: bool = False, force: bool = False) -> bool:
@@ -751,7 +983,8 @@ class SessionTree(ScrollView, can_focus=True):
         ``force``: centre it even when it is already on screen.
         """
         line = self._cursor
-        if line < 0:
+        view = self.view
+        if line < 0 or view is None:
             return False
         height = self.size.height
         width = self.size.width
@@ -766,12 +999,13 @@ class SessionTree(ScrollView, can_focus=True):
                 target = line - height + 1
             else:
                 target = top
-            target = min(target, max(0, len(self._lines) - height))
+            target = min(target, max(0, view.line_count - height))
             if target != top:
                 self.scroll_to(y=target, animate=False, force=True)
                 repaint = True
         if width > 0:
-            indent = self._rows[self._lines[line]].indent + 2
+            seg, _k = view.at(line)
+            indent = TreeLayout.indent(seg) + 2
             margin = min(30, width // 2)
             hscroll = self._hscroll
             if indent < hscroll or indent > hscroll + width - margin:
@@ -782,10 +1016,15 @@ class SessionTree(ScrollView, can_focus=True):
                 repaint = True
         return repaint
 
+    @property
+    def hscroll(self) -> int:
+        """Columns scrolled off on the left (deep rows are scrolled into view)."""
+        return self._hscroll
+
     # ------------------------------------------------------------------ events
 
     def on_mount(self) -> None:
-        if not self._built:
+        if self._layout is None and self._build_key is None:
             self.rebuild()
 
     def on_key(self, event: events.Key) -> None:
@@ -795,58 +1034,46 @@ class SessionTree(ScrollView, can_focus=True):
         if event.key == "backspace":
             event.stop()
             event.prevent_default()
-            self._typed(self._query[:-1])
+            self.set_search(self._query[:-1])
         elif event.is_printable and event.character:
             event.stop()
             event.prevent_default()
-            self._typed(self._query + event.character)
-
-    def _typed(self, query: str) -> None:
-        """Search as the user types; on a big session, only once typing pauses."""
-        if self.build_seconds <= SLOW_BUILD:
-            self.set_search(query)
-            return
-        self._query = query
-        self.post_message(self.Changed(self))
-        if self._search_timer is not None:
-            self._search_timer.stop()
-        self._search_timer = self.set_timer(SEARCH_DELAY, self._search_now)
-
-    def _search_now(self) -> None:
-        self._search_timer = None
-        self.set_search(self._query)
+            self.set_search(self._query + event.character)
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
-        if offset is None:
+        view = self.view
+        if offset is None or view is None:
             return
         line = offset.y + self.scroll_offset.y
-        if not 0 <= line < len(self._lines):
+        if not 0 <= line < view.line_count:
             return
         event.stop()
-        index = self._lines[line]
-        row = self._rows[index]
-        column = offset.x + self._hscroll
-        glyph = 2 + len(row.gutter) + (1 if row.connector else 0)
-        folded = row.node.id in self._folded
-        if (folded or (row.connector and self._foldable(index))) and column == glyph:
-            self._toggle_fold(index)
+        seg, k = view.at(line)
+        glyph = fold_glyph_column(view, seg, k)
+        if glyph is not None and offset.x + self._hscroll == glyph:
+            self._toggle_fold(seg)
             return
-        self._set_cursor(line)
-        self.post_message(self.Selected(row.node.id, self))
+        if line == self._cursor or event.chain >= 2:
+            self._set_cursor(line)
+            self.post_message(self.Selected(seg.nodes[k].id, self))
+            return
+        self._set_cursor(line)  # the first click highlights; a second one selects
 
     def on_resize(self, event: events.Resize) -> None:
         if self._cursor >= 0:
             self._scroll_to_cursor(center=True, force=self._center_pending)
             self._center_pending = False
 
-    def _toggle_fold(self, index: int) -> None:
-        entry_id = self._rows[index].node.id
-        if entry_id in self._folded:
-            self._folded.discard(entry_id)
+    def _toggle_fold(self, seg: Segment) -> None:
+        view = self.view
+        if view is None:
+            return
+        if seg.folded:
+            view.unfold(seg)
         else:
-            self._folded.add(entry_id)
-        self._cursor_id = entry_id
+            view.fold(seg)
+        self._cursor_node = seg.nodes[0]
         self._relayout()
 
     # ------------------------------------------------------------------ actions
@@ -854,15 +1081,19 @@ class SessionTree(ScrollView, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_search":
             return bool(self._typing or self._query)
+        if action == "close":
+            return not (self._typing or self._query)
         return True
 
     def action_cursor_up(self) -> None:
-        if self._lines:
-            self._set_cursor((self._cursor - 1) % len(self._lines))
+        count = self.row_count
+        if count:
+            self._set_cursor((self._cursor - 1) % count)
 
     def action_cursor_down(self) -> None:
-        if self._lines:
-            self._set_cursor((self._cursor + 1) % len(self._lines))
+        count = self.row_count
+        if count:
+            self._set_cursor((self._cursor + 1) % count)
 
     def action_page_up(self) -> None:
         self._set_cursor(self._cursor - max(1, self.size.height - 1))
@@ -874,57 +1105,44 @@ class SessionTree(ScrollView, can_focus=True):
         self._set_cursor(0)
 
     def action_last(self) -> None:
-        self._set_cursor(len(self._lines) - 1)
+        self._set_cursor(self.row_count - 1)
 
     def action_fold(self) -> None:
         """Fold the current segment, or jump to the start of the previous one."""
-        if self._cursor < 0:
+        view = self.view
+        if view is None or self._cursor < 0:
             return
-        index = self._lines[self._cursor]
-        rows = self._rows
-        if self._foldable(index) and rows[index].node.id not in self._folded:
-            self._toggle_fold(index)
+        seg, k = view.at(self._cursor)
+        if k == 0 and seg.foldable and not seg.folded:
+            self._toggle_fold(seg)
             return
-        parent = rows[index].parent
-        while parent >= 0:
-            grand = rows[parent].parent
-            if grand < 0 or rows[grand].kids > 1:
-                break
-            parent = grand
-        if parent >= 0:
-            line = self._line_of.get(rows[parent].node.id)
-            if line is not None:
-                self._set_cursor(line)
+        target = seg if k > 0 else seg.parent
+        if target is None or target is view.root:
+            return
+        line = view.line_of(target, 0)
+        if line is not None:
+            self._set_cursor(line)
 
     def action_unfold(self) -> None:
         """Unfold the current segment, or jump to the next branch point (or the branch end)."""
-        if self._cursor < 0:
+        view = self.view
+        if view is None or self._cursor < 0:
             return
-        index = self._lines[self._cursor]
-        rows = self._rows
-        if rows[index].node.id in self._folded:
-            self._toggle_fold(index)
+        seg, k = view.at(self._cursor)
+        if k == 0 and seg.folded:
+            self._toggle_fold(seg)
             return
-        current = index
-        while True:
-            row = rows[current]
-            if row.kids == 0 or (current != index and row.node.id in self._folded):
-                break
-            if row.kids > 1:
-                current += 1  # the first child follows its parent
-                break
-            current += 1  # the only child
-        if current != index:
-            line = self._line_of.get(rows[current].node.id)
+        target = (seg.children[0], 0) if seg.children else (seg, len(seg.nodes) - 1)
+        if target != (seg, k):
+            line = view.line_of(*target)
             if line is not None:
                 self._set_cursor(line)
 
     def action_select(self) -> None:
         if self._typing:
             self._typing = False
-            if self._search_timer is not None:
-                self._search_now()
             self.post_message(self.Changed(self))
+            self.refresh_bindings()
             return
         entry_id = self.cursor_entry_id
         if entry_id is not None:
@@ -943,7 +1161,9 @@ class SessionTree(ScrollView, can_focus=True):
     def action_start_search(self) -> None:
         self._typing = True
         self.post_message(self.Changed(self))
+        self.refresh_bindings()
 
     def action_clear_search(self) -> None:
         self._typing = False
         self.set_search("")
+        self.refresh_bindings()

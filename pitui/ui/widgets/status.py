@@ -1,15 +1,19 @@
 """The status line: model, thinking level, context gauge, session name, branch position, and
 a spinner with elapsed time (or a retry countdown) while the agent works.
 
-Cheap by construction: the parts that need the store (gauge, branch position, session name)
-are computed once per burst of store events and cached; the spinner tick only re-renders the
-cached parts with a new frame.
+Cheap by construction: everything done per store event is O(change). The parts that need the
+store (gauge, branch position, session name) are cached and recomputed once per burst of
+events; an append at the leaf updates the branch position from what is cached (a new branch
+only when the leaf already had children); a moved leaf recomputes it in a worker thread
+(without the whole-tree children index). The spinner tick only re-renders the cached parts.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+import asyncio
+from typing import Any, ClassVar
 
+from textual import work
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
@@ -23,13 +27,15 @@ from pitui.agent.events import (
     RunEnded,
     RunError,
 )
+from pitui.compaction.tokens import cache_hit_ratio
 from pitui.session.node import Node
+from pitui.session.store import BranchPosition
+from pitui.text import terminal_line
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
 
-if TYPE_CHECKING:
-    pass
-
+SYNC_POSITION_ENTRIES = 50_000
+"""Up to this many entries the branch position is computed at once; above, in a thread."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEPARATOR = "  ·  "
 NO_MODEL = "No model: start pitui with --model provider/name or set defaultModel in settings."
@@ -64,7 +70,7 @@ class StatusLine(UsesApp, Widget):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._busy_since: float | None = None
-        self._running = False
+        self._agent_busy = False
         self._compacting = False
         self._retry: tuple[float, int, int] | None = None  # (until, attempt, max attempts)
         self._frame = 0
@@ -73,8 +79,13 @@ class StatusLine(UsesApp, Widget):
         self._refresh_scheduled = False
         # Cached store-derived parts (see _recompute).
         self._gauge: Content = Content("")
-        self._name = ""
+        self._cache = ""
+        self._session_name = ""
         self._position = ""
+        # What the branch position reflects: the leaf and how many children it has.
+        self._position_leaf: str | None = None
+        self._leaf_children = 0
+        self._position_stale = True
 
     def on_mount(self) -> None:
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
@@ -86,16 +97,38 @@ class StatusLine(UsesApp, Widget):
     def _on_session_event(self, message: object) -> None:
         if isinstance(message, AgentUpdate):
             self._on_agent_event(message.event)
-        elif isinstance(message, EntryAppended | LeafMoved | SessionSwitched):
-            if isinstance(message, SessionSwitched):
-                self._running = self._compacting = False
-                self._retry = None
-                self._update_busy()
+        elif isinstance(message, EntryAppended):
+            self._on_append(message)
             self._invalidate()
+        elif isinstance(message, LeafMoved):
+            if message.new_leaf_id != self._position_leaf:
+                self._position_stale = True
+            self._invalidate()
+        elif isinstance(message, SessionSwitched):
+            self._agent_busy = self._compacting = False
+            self._retry = None
+            self._update_busy()
+            self._position_stale = True
+            self._invalidate()
+
+    def _on_append(self, message: EntryAppended) -> None:
+        """An entry appended at the leaf the position reflects: follow it without a walk."""
+        if self._position_stale or message.parent_id != self._position_leaf:
+            self._position_stale = True
+            return
+        store = self.pitui.store
+        if message.entry_id in store and store.node(message.entry_id).hidden:
+            return
+        if self._leaf_children:
+            # The leaf had children: this append starts a new branch there, the newest one.
+            count = self._leaf_children + 1
+            self._position = f"branch {count} of {count}"
+        self._position_leaf = message.entry_id
+        self._leaf_children = 0
 
     def _on_agent_event(self, event: object) -> None:
         if isinstance(event, MessageStart):
-            self._running = True
+            self._agent_busy = True
             self._retry = None
             self._update_busy()
         elif isinstance(event, RetryScheduled):
@@ -110,7 +143,7 @@ class StatusLine(UsesApp, Widget):
             self._update_busy()
             self._invalidate()
         elif isinstance(event, RunEnded):
-            self._running = self._compacting = False
+            self._agent_busy = self._compacting = False
             self._retry = None
             self._update_busy()
             self._invalidate()
@@ -118,12 +151,12 @@ class StatusLine(UsesApp, Widget):
             self._invalidate()
         elif isinstance(event, RunError) and event.kind == "config":
             # The run never started (no RunEnded follows).
-            self._running = False
+            self._agent_busy = False
             self._update_busy()
 
     def mark_busy(self) -> None:
         """The app started a run (shown at once, before the first agent event)."""
-        self._running = True
+        self._agent_busy = True
         self._update_busy()
 
     @property
@@ -131,7 +164,7 @@ class StatusLine(UsesApp, Widget):
         return self._busy_since is not None
 
     def _update_busy(self) -> None:
-        busy = self._running or self._compacting
+        busy = self._agent_busy or self._compacting
         if busy and self._busy_since is None:
             self._busy_since = self.pitui.clock()
             self._frame = 0
@@ -163,20 +196,41 @@ class StatusLine(UsesApp, Widget):
             return
         self._dirty = False
         store = self.pitui.store
-        path = store.path_to()
-        self._gauge = self.gauge(path)
-        self._name = store.session_name or ""
-        self._position = self.branch_position(path)
+        compacted, reply = self._last_answer()
+        self._gauge = self.gauge(compacted)
+        ratio = cache_hit_ratio(reply.get("usage")) if reply is not None else None
+        self._cache = f"cache {ratio:.0%}" if ratio is not None else ""
+        self._session_name = terminal_line(store.session_name or "")
+        if self._position_stale:
+            self._position_stale = False
+            if store.entry_count <= SYNC_POSITION_ENTRIES:
+                self._set_position(store.leaf_id, store.branch_position(store.leaf_id))
+            else:
+                self._locate(store.leaf_id)
         self.refresh()
 
-    def gauge(self, path: list[Node] | None = None) -> Content:
+    def _set_position(self, leaf_id: str | None, position: BranchPosition) -> None:
+        self._position_leaf = leaf_id
+        self._leaf_children = position.leaf_children
+        self._position = position.text()
+
+    @work(group="status-branch-position", exclusive=True, exit_on_error=False)
+    async def _locate(self, leaf_id: str | None) -> None:
+        """The branch position of ``leaf_id``, computed off the event loop."""
+        store = self.pitui.store
+        position = await asyncio.to_thread(store.branch_position, leaf_id)
+        if self.pitui.store is not store or store.leaf_id != leaf_id or self._position_stale:
+            return  # the leaf moved again meanwhile: that move computes its own
+        self._set_position(leaf_id, position)
+        self.refresh()
+
+    def gauge(self, compacted_since_reply: bool | None = None) -> Content:
         """``84k/200k``; ``?`` for the used part after a compaction, until the next reply."""
         agent = self.pitui.agent
         if agent is None or agent.model_name is None:
             return Content("")
         window = agent.compactor.context_window
-        store = self.pitui.store
-        unknown = self._compacted_since_reply(path if path is not None else store.path_to())
+        unknown = self._last_answer()[0] if compacted_since_reply is None else compacted_since_reply
         used_tokens: int | None = None
         if not unknown:
             try:
@@ -191,30 +245,20 @@ class StatusLine(UsesApp, Widget):
             style = "$error" if ratio >= 0.9 else "$warning" if ratio >= 0.75 else ""
         return Content.styled(text, style) if style else Content(text)
 
-    def _compacted_since_reply(self, path: list[Node]) -> bool:
-        """True when a compaction is newer than the last answered reply on the branch."""
+    def _last_answer(self) -> tuple[bool, dict[str, Any] | None]:
+        """(a compaction is newer than the last answered reply, that reply): a walk up from
+        the leaf that stops at the first answered reply or compaction (short, never the path)."""
         store = self.pitui.store
-        for node in reversed(path):
+        node: Node | None = store.leaf
+        while node is not None:
             if node.type == "compaction":
-                return True
+                return True, None
             if node.type == "message" and node.role == "assistant":
                 message = store.data(node).get("message") or {}
                 if message.get("stopReason") not in ("error", "aborted"):
-                    return False
-        return False
-
-    def branch_position(self, path: list[Node] | None = None) -> str:
-        """``branch 2 of 3`` at the fork nearest the leaf ('' on a linear session)."""
-        store = self.pitui.store
-        for node in reversed(path if path is not None else store.path_to()):
-            parent = node.parent
-            while parent is not None and parent.hidden:
-                parent = parent.parent
-            siblings = store.tree_children(parent.id if parent is not None else None)
-            if len(siblings) > 1:
-                index = next((i for i, s in enumerate(siblings) if s.id == node.id), 0)
-                return f"branch {index + 1} of {len(siblings)}"
-        return ""
+                    return False, message
+            node = node.parent
+        return False, None
 
     # ------------------------------------------------------------------ rendering
 
@@ -226,16 +270,18 @@ class StatusLine(UsesApp, Widget):
             note = app.status_note or NO_MODEL
             parts.append(Content.styled(note, "$warning"))
         else:
-            name = agent.model_name + (" (demo)" if app.demo else "")
+            name = terminal_line(agent.model_name) + (" (demo)" if app.demo else "")
             parts.append(Content.styled(name, "bold"))
             parts.append(Content(f"thinking {agent.thinking}"))
             if self._gauge:
                 parts.append(self._gauge)
+            if self._cache:
+                parts.append(Content(self._cache))
             problem = agent.problem() or agent.model_warning()
             if problem:
-                parts.append(Content.styled(problem, "$warning"))
-        if self._name:
-            parts.append(Content(self._name))
+                parts.append(Content.styled(terminal_line(problem), "$warning"))
+        if self._session_name:
+            parts.append(Content(self._session_name))
         if self._position:
             parts.append(Content(self._position))
         return parts
@@ -278,4 +324,5 @@ class StatusLine(UsesApp, Widget):
     def refresh_status(self) -> None:
         """Recompute everything now (after a change the bridge does not announce)."""
         self._dirty = True
+        self._position_stale = True
         self._recompute()

@@ -1,98 +1,169 @@
-"""Rows of the session tree as pi's selector lays them out (pure: no widgets).
+"""How one row of the session tree is drawn (Rich ``Text``, never markup; no widget state).
 
-Pre-order, the child holding the active leaf first, nesting only at branch points, filters that
-re-attach the children of hidden entries to their nearest shown ancestor, and folding. Used by
-the virtualized :class:`pitui.ui.widgets.session_tree.SessionTree`.
+The layout (:class:`pitui.session.tree_layout.TreeLayout`) says where a row is and what hangs
+above it; this module turns that into the characters pi's selector shows: ``› `` for the
+cursor, the ``│`` gutters, the connector with its fold marker, ``• `` on the active path, the
+``[label] ``, the one-line text with search matches, pitui's ``✎ N files`` when the entry's run
+changed files (checkpoints), and the leaf marker, which is kept in view at the right edge when
+the row is longer than the screen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
-import msgspec
+from rich.console import Console
+from rich.segment import Segment as RichSegment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
 
-from pitui.session.flatten import shown_children
 from pitui.session.node import Node
-from pitui.session.store import SessionStore
-
-_CALL_LOOKBACK = 64
-"""How far up the tree a tool result looks for the assistant message holding its call."""
+from pitui.session.tree_layout import Segment, TreeLayout
+from pitui.text import strip_escapes
 
 
-class TreeRow(msgspec.Struct, gc=False):
-    """One entry as a row of the flattened tree.
+@dataclass
+class RowStyles:
+    """Rich styles of the tree's component classes (computed once per paint)."""
 
-    Not tracked by the garbage collector (no cycles: a node, strings and ints), so 20k rows
-    do not lengthen every full collection while the browser is open.
-    """
+    base: Style
+    cursor: Style
+    guides: Style
+    fold: Style
+    active: Style
+    label: Style
+    leaf: Style
+    user: Style
+    assistant: Style
+    tool: Style
+    meta: Style
+    match: Style
+    empty: Style
 
-    node: Node
-    gutter: str
-    """``│  `` / ``   `` columns of the ancestors' branch points."""
-    connector: str
-    """``├─ `` or ``└─ `` for a child of a branch point, else empty."""
-    on_path: bool
-    """On the root → leaf path."""
-    parent: int
-    """Row index of the nearest shown ancestor, -1 at the top level."""
-    kids: int
-    """Number of shown children."""
-    end: int = 0
-    """Row index just after this row's subtree (its descendants are ``rows[i + 1:end]``)."""
-
-    @property
-    def indent(self) -> int:
-        return len(self.gutter) + len(self.connector)
+    @classmethod
+    def plain(cls) -> RowStyles:
+        null = Style.null()
+        return cls(*([null] * 13))
 
 
-def build_rows(
-    store: SessionStore, shown: Callable[[Node], bool]
-) -> tuple[list[TreeRow], set[str]]:
-    """Rows in display order and the ids on the active path.
+def kind_style(node: Node, styles: RowStyles) -> Style:
+    if node.type == "message":
+        role = node.role
+        if role == "user":
+            return styles.user
+        if role == "assistant":
+            return styles.assistant
+        if role in ("toolResult", "bashExecution"):
+            return styles.tool
+    return styles.meta
 
-    Like :func:`pitui.session.flatten.flatten`, plus the structure folding needs (shown parent,
-    number of shown children, subtree end). Iterative: chains can be 100k entries deep.
-    """
-    path_ids = {n.id for n in store.path_to()}
-    children = shown_children(store, shown, path_ids)
-    rows: list[TreeRow] = []
-    top = children.get(None, [])
-    # (node, gutter, connector, gutter added for its children, parent row)
-    stack: list[tuple[Node, str, str, str, int]] = []
-    multi_top = len(top) > 1
-    for i in range(len(top) - 1, -1, -1):
-        last = i == len(top) - 1
-        if multi_top:
-            stack.append((top[i], "", "└─ " if last else "├─ ", "   " if last else "│  ", -1))
+
+def label_text(label: str) -> str:
+    """``[label] `` as shown before the entry text (untrusted: escapes removed, one line)."""
+    return f"[{' '.join(strip_escapes(label).split())}] "
+
+
+def leaf_marker(hidden_below: int) -> str:
+    """The marker on the leaf's row; or, when the leaf is filtered out, on its nearest shown
+    ancestor, saying how far below the leaf is."""
+    if hidden_below <= 0:
+        return "  ← leaf"
+    if hidden_below == 1:
+        return "  ← leaf is just below (hidden)"
+    return f"  ← leaf is {hidden_below} below (hidden)"
+
+
+def changed_marker(count: int) -> str:
+    """The marker of a row whose run changed files (see :mod:`pitui.checkpoint.record`)."""
+    return f"  ✎ {count} file{'s' if count != 1 else ''}"
+
+
+def fold_glyph_column(layout: TreeLayout, seg: Segment, k: int) -> int | None:
+    """Column (in row text, before horizontal scrolling) of the row's fold marker, if any."""
+    if k or not (seg.folded or seg.foldable):
+        return None
+    if seg.branch:
+        return 2 + len(layout.gutter(seg)) + 1
+    return 2 if seg.folded else None
+
+
+@dataclass
+class RowContent:
+    """What a row shows besides its place in the tree."""
+
+    text: str
+    label: str | None
+    tokens: list[str]
+    cursor: bool
+    marker: str | None
+    changed: int = 0
+    """Files the entry's run changed (checkpoints): shown as ``✎ N files`` after the text."""
+
+
+def row_text(
+    layout: TreeLayout, seg: Segment, k: int, content: RowContent, styles: RowStyles, skip: int = 0
+) -> Text:
+    """The row as Rich text, without its leaf marker, the first ``skip`` cells of the
+    cursor mark, gutter and connector left out (horizontal scrolling: long gutters are
+    never built in full)."""
+    node = seg.nodes[k]
+    text = Text(style=styles.base, no_wrap=True, end="")
+    append = text.append
+    lead: list[tuple[str, Style]] = [("› " if content.cursor else "  ", styles.base)]
+    gutter = layout.row_gutter(seg, k)
+    if gutter:
+        lead.append((gutter, styles.guides))
+    connector = layout.connector(seg, k)
+    folded = k == 0 and seg.folded
+    if connector:
+        if folded or seg.foldable:
+            lead.append((connector[0], styles.guides))
+            lead.append(("⊞" if folded else "⊟", styles.fold))
+            lead.append((connector[2:], styles.guides))
         else:
-            stack.append((top[i], "", "", "", -1))
-    append = rows.append
-    while stack:
-        node, gutter, connector, inner, parent = stack.pop()
-        index = len(rows)
-        kids = children.get(node.id, ())
-        append(TreeRow(node, gutter, connector, node.id in path_ids, parent, len(kids)))
-        if not kids:
+            lead.append((connector, styles.guides))
+    elif folded:
+        lead.append(("⊞ ", styles.fold))
+    for piece, style in lead:
+        if skip >= len(piece):
+            skip -= len(piece)
             continue
-        child_gutter = gutter + inner
-        if len(kids) == 1:
-            stack.append((kids[0], child_gutter, "", "", index))
-            continue
-        for i in range(len(kids) - 1, -1, -1):
-            last = i == len(kids) - 1
-            stack.append(
-                (
-                    kids[i],
-                    child_gutter,
-                    "└─ " if last else "├─ ",
-                    "   " if last else "│  ",
-                    index,
-                )
-            )
-    sizes = [1] * len(rows)
-    for i in range(len(rows) - 1, -1, -1):
-        row = rows[i]
-        row.end = i + sizes[i]
-        if row.parent >= 0:
-            sizes[row.parent] += sizes[i]
-    return rows, path_ids
+        append(piece[skip:], style)
+        skip = 0
+    if k < seg.path:
+        append("• ", styles.active)
+    if content.label:
+        append(label_text(content.label), styles.label)
+    body_start = len(text)
+    append(content.text, kind_style(node, styles))
+    if content.tokens:
+        lowered = text.plain.lower()
+        for token in content.tokens:
+            start = lowered.find(token, body_start)
+            while start >= 0:
+                text.stylize(styles.match, start, start + len(token))
+                start = lowered.find(token, start + len(token))
+    if content.changed:
+        append(changed_marker(content.changed), styles.label)
+    if skip:
+        text = text[skip:] if skip < len(text) else Text(style=styles.base, end="")
+    if content.cursor:
+        text.stylize(styles.cursor)
+    return text
+
+
+def row_strip(
+    text: Text, marker: str | None, width: int, styles: RowStyles, cursor: bool, console: Console
+) -> Strip:
+    """``text`` cut to ``width`` cells, with the leaf marker always whole at the end."""
+    pad = styles.base + styles.cursor if cursor else styles.base
+    strip = Strip(list(text.render(console)))
+    if not marker:
+        return strip.crop_extend(0, width, pad)
+    mark_style = styles.leaf + styles.cursor if cursor else styles.leaf
+    room = max(0, width - len(marker))
+    if strip.cell_length > room:
+        strip = strip.crop(0, room)
+    segments = [*strip, RichSegment(marker[: width - strip.cell_length], mark_style)]
+    return Strip(segments).crop_extend(0, width, pad)

@@ -1,0 +1,101 @@
+"""Typed settings: one declaration, defaults in one place, bad values named in one sentence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pitui.config.settings import Settings, load_settings
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    user = tmp_path / "config" / "pitui" / "settings.json"
+    user.parent.mkdir(parents=True)
+    project = tmp_path / "project"
+    (project / ".pitui").mkdir(parents=True)
+    return user, project
+
+
+def test_defaults_live_in_the_declaration() -> None:
+    settings = Settings()
+    assert settings.retry.max_retries == 3 and settings.retry.base_delay_ms == 2000
+    assert settings.compaction.enabled and settings.compaction.reserve_tokens is None
+    assert settings.compaction.estimator == "chars4"
+    assert settings.branch_summary.reserve_tokens == 16384
+    assert settings.ui.cursor_blink and settings.default_thinking_level == "off"
+    assert settings.tree_filter_mode == "default" and settings.models == {}
+    assert settings.to_dict() == {} and settings.warnings == []
+
+
+def test_a_bad_value_names_the_file_the_key_and_the_type(dirs: tuple[Path, Path]) -> None:
+    user, project = dirs
+    user.write_text(json.dumps({"retry": {"maxRetries": "three", "enabled": False}}))
+    (project / ".pitui" / "settings.json").write_text(
+        json.dumps({"models": {"openai/x": {"contextWindow": 0, "reasoning": True}}})
+    )
+    settings = load_settings(str(project))
+    assert settings.warnings == [
+        f"Ignoring setting retry.maxRetries in {user}: expected `int`, got `str`.",
+        f'Ignoring setting models["openai/x"].contextWindow in '
+        f"{project / '.pitui' / 'settings.json'}: expected `int` >= 1.",
+    ]
+    # Only the bad key falls back; the rest of each file applies.
+    assert settings.retry.enabled is False and settings.retry.max_retries == 3
+    assert settings.models["openai/x"].reasoning is True
+    assert settings.models["openai/x"].context_window is None
+
+
+def test_project_values_win_and_sections_merge(dirs: tuple[Path, Path]) -> None:
+    user, project = dirs
+    user.write_text(json.dumps({"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}}))
+    (project / ".pitui" / "settings.json").write_text(
+        json.dumps({"compaction": {"keepRecentTokens": 20}, "defaultModel": "openai/m"})
+    )
+    settings = load_settings(str(project))
+    assert settings.warnings == []
+    assert settings.compaction.section() == {"reserveTokens": 1000, "keepRecentTokens": 20}
+    assert settings.default_model == "openai/m"
+
+
+def test_unknown_keys_and_broken_files_are_reported(dirs: tuple[Path, Path]) -> None:
+    user, project = dirs
+    user.write_text(json.dumps({"compation": {}, "~pitui~warnings": ["injected"]}))
+    (project / ".pitui" / "settings.json").write_text("{not json")
+    settings = load_settings(str(project))
+    assert settings.warnings[0] == f"Unknown setting compation in {user} (ignored)."
+    assert settings.warnings[1].startswith(
+        f"Ignoring settings {project / '.pitui' / 'settings.json'}: invalid JSON"
+    )
+    assert "injected" not in settings.warnings
+    assert len(settings.warnings) == 2
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        ({"compaction": {"enabled": "yes"}}, "compaction.enabled"),
+        (
+            {"compaction": {"modelOverrides": {"a/b": {"reserveTokens": -1}}}},
+            'compaction.modelOverrides["a/b"].reserveTokens',
+        ),
+        ({"defaultThinkingLevel": "max"}, "defaultThinkingLevel"),
+        ({"treeFilterMode": 3}, "treeFilterMode"),
+        ({"extensions": ["ok", 5]}, "extensions[1]"),
+        ({"models": 7}, "models"),
+        ({"ui": {"cursorBlink": "no"}}, "ui.cursorBlink"),
+    ],
+)
+def test_each_kind_of_bad_value_is_one_sentence(values: dict[str, object], key: str) -> None:
+    settings = Settings.from_dict(values, "F")
+    [warning] = settings.warnings
+    assert warning.startswith(f"Ignoring setting {key} in F: ") and warning.endswith(".")
+    assert "\n" not in warning
+
+
+def test_round_trip_keeps_only_what_was_set() -> None:
+    values = {"retry": {"maxRetries": 5}, "models": {"a/b": {"maxOutput": 10}}, "sessionDir": "/s"}
+    assert Settings.from_dict(values).to_dict() == values

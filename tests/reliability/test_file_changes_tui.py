@@ -1,0 +1,176 @@
+"""The TUI with a session file that changes underneath: what another writer appends shows up;
+a replaced, truncated or deleted file gives one sentence and the offer to reopen it or save a
+copy; nothing hangs; a crash exits non-zero."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pitui.config.settings import Settings
+from pitui.session import SessionStore
+from pitui.ui.app import PituiApp
+from pitui.ui.screens.file_changed import FileChangedScreen
+from pitui.ui.screens.tree_browser import TreeBrowserScreen
+
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "0190a6f2-0000-7000-8000-0000000000ee",
+    "timestamp": "2026-01-01T00:00:00.000Z",
+    "cwd": "/proj",
+}
+
+
+def jline(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def entry(entry_id: str, parent: str | None, text: str | None = None) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text or f"text of {entry_id}", "timestamp": 1},
+    }
+
+
+def conversation(path: Path, count: int = 30) -> None:
+    parts = [jline(HEADER)]
+    parent = None
+    for i in range(count):
+        parts.append(jline(entry(f"e{i}", parent)))
+        parent = f"e{i}"
+    path.write_bytes(b"".join(parts))
+
+
+def make_app(path: Path) -> PituiApp:
+    store = SessionStore.open(path)
+    return PituiApp(
+        store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), cwd=path.parent
+    )
+
+
+async def wait_for_screen(pilot: Any, kind: type, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not isinstance(pilot.app.screen, kind):
+        assert time.monotonic() < deadline, f"{kind.__name__} never shown: {pilot.app.screen}"
+        await pilot.pause(0.05)
+
+
+def notices(app: PituiApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_lines_pi_appends_show_up_in_the_tree(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    conversation(path, 3)
+    app = make_app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        with open(path, "ab") as f:
+            f.write(jline(entry("from-pi", "e2", "written by pi meanwhile")))
+        deadline = time.monotonic() + 5
+        while "from-pi" not in app.store:
+            assert time.monotonic() < deadline, "the appended entry never showed up"
+            await pilot.pause(0.1)
+        await pilot.press("ctrl+t")
+        await wait_for_screen(pilot, TreeBrowserScreen)
+        assert [n.id for n in app.store.children("e2")] == ["from-pi"]
+        assert not app.store.read_only
+
+
+@pytest.mark.timeout(60)
+async def test_a_replaced_file_is_said_once_and_can_be_reopened(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    conversation(path)
+    app = make_app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        incoming = tmp_path / "incoming"
+        incoming.write_bytes(jline(HEADER) + jline(entry("new", None, "the new version")))
+        os.replace(incoming, path)
+        await wait_for_screen(pilot, FileChangedScreen)
+        sentence = app.store.read_only_reason
+        assert sentence is not None and sentence.startswith(f"The session file {path} was ")
+        assert str(app.screen.query_one("#file-changed-message").render()) == sentence
+        await pilot.press("r")
+        await pilot.pause()
+        assert [n.id for n in app.store.nodes()] == ["new"]
+        assert not app.store.read_only
+
+
+@pytest.mark.timeout(60)
+async def test_a_truncated_file_never_hangs_the_tree_and_a_copy_can_be_saved(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    conversation(path)
+    app = make_app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        with open(path, "r+b") as f:
+            f.truncate(len(jline(HEADER)) + 5)
+        started = time.monotonic()
+        await pilot.press("ctrl+t")
+        await wait_for_screen(pilot, FileChangedScreen)
+        assert time.monotonic() - started < 10
+        await pilot.press("s")
+        await pilot.pause()
+        copies = sorted(tmp_path.glob("s.copy-*.jsonl"))
+        assert len(copies) == 1
+        lines = copies[0].read_bytes().splitlines()
+        assert json.loads(lines[0])["type"] == "session"
+        assert any(m.startswith(f"Saved a copy to {copies[0]}") for m in notices(app))
+    assert path.stat().st_size == len(jline(HEADER)) + 5  # nothing was written to it
+
+
+@pytest.mark.timeout(60)
+async def test_a_deleted_file_can_be_saved_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    conversation(path, 5)
+    original = path.read_bytes()
+    app = make_app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        path.unlink()
+        await wait_for_screen(pilot, FileChangedScreen)
+        await pilot.press("s")
+        await pilot.pause()
+        assert path.read_bytes() == original
+        assert any(m.startswith(f"Saved a copy to {path}") for m in notices(app))
+
+
+def test_a_tui_crash_exits_non_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from textual.app import App
+
+    from pitui.cli.tui import run_tui
+    from pitui.ui.screens.main import MainScreen
+
+    def broken(self: MainScreen) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(MainScreen, "compose", broken)
+    monkeypatch.setattr(PituiApp, "run", lambda self: App.run(self, headless=True))
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(
+        demo=False,
+        resume=False,
+        session=None,
+        session_dir=str(tmp_path / "sessions"),
+        no_session=True,
+        continue_=False,
+        model=None,
+        api_base=None,
+        thinking=None,
+    )
+    assert run_tui(args) != 0
