@@ -267,3 +267,43 @@ async def test_files_a_checkpoint_leaves_out_are_said_once(
     assert notes == ["Not saved in file checkpoints: big.bin (larger than 1 KB)."]
     after = customs(agent, CHECKPOINT_TYPE)[-1]["data"]
     assert after["skipped"] == [{"path": "big.bin", "reason": "larger than 1 KB", "size": 5000}]
+
+
+async def test_no_git_runs_on_the_event_loop(
+    tmp_path: Path, llm: ScriptedLLMServer, monkeypatch: Any
+) -> None:
+    """Captures, comparisons, previews, the pre-restore checkpoint and the restore itself run
+    git in threads: the event loop (the TUI's) never waits on a git process."""
+    import subprocess
+    import threading
+
+    loop_thread = threading.get_ident()
+    on_loop: list[str] = []
+    off_loop: list[str] = []
+
+    def spy(real: Any) -> Any:
+        def call(args: Any, *a: Any, **kw: Any) -> Any:
+            argv = [str(x) for x in args] if isinstance(args, list | tuple) else [str(args)]
+            if argv and Path(argv[0]).name.startswith("git"):
+                (on_loop if threading.get_ident() == loop_thread else off_loop).append(
+                    " ".join(argv[1:3])
+                )
+            return real(args, *a, **kw)
+
+        return call
+
+    monkeypatch.setattr(subprocess, "run", spy(subprocess.run))
+    monkeypatch.setattr(subprocess, "Popen", spy(subprocess.Popen))
+    agent = make_agent(tmp_path, llm)
+    workspace = agent.workspace
+    assert workspace is not None
+    llm.script(tool_call("write", {"path": "app.py", "content": "print('v2')\n"}), text("ok"))
+    assert (await agent.prompt("change it")).ok
+    before = customs(agent, CHECKPOINT_TYPE)[0]
+    move = await workspace.preview_move(before["parentId"])
+    assert move.differs
+    await workspace.save_before_restore(move)
+    await workspace.restore_files(move)
+    assert (agent.cwd / "app.py").read_text() == "print('v1')\n"
+    assert on_loop == []
+    assert off_loop, "the spy saw no git process"
