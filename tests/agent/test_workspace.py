@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from support.llm_server import ScriptedLLMServer, text, tool_call, tool_calls
+from support.pi_check import pi_context
 
 from pitui.agent.approval import Answer, ApprovalRequest
 from pitui.agent.events import AgentEvent, ApprovalDecided, CheckpointNote
@@ -307,3 +308,49 @@ async def test_no_git_runs_on_the_event_loop(
     assert (agent.cwd / "app.py").read_text() == "print('v1')\n"
     assert on_loop == []
     assert off_loop, "the spy saw no git process"
+
+
+async def test_pi_reads_a_session_with_checkpoints_and_approvals_as_pitui_does(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The ``pitui.checkpoint`` and ``pitui.approval`` entries are custom entries pi 1.6 skips:
+    its own code projects the same messages as pitui, and the next request carries them."""
+    agent = make_agent(
+        tmp_path, llm, {"approval": "ask", "allow": {"bash": ["touch *"]}}, interactive=False
+    )
+    llm.script(
+        tool_calls(
+            [("bash", {"command": "touch a.txt"}), ("write", {"path": "b.txt", "content": "b"})]
+        ),
+        text("The write was refused."),
+        text("Nothing to do."),
+    )
+    assert (await agent.prompt("one")).ok
+    (agent.cwd / "outside.txt").write_text("edited by hand\n")  # an "outside" checkpoint
+    assert (await agent.prompt("two")).ok
+    kinds = [
+        e["data"].get("reason") or e["data"].get("by") for e in customs(agent, CHECKPOINT_TYPE)
+    ]
+    assert kinds == ["before-change", "after-run", "outside"]
+    decisions = [e["data"]["by"] for e in customs(agent, APPROVAL_TYPE)]
+    assert decisions == ["allow-list", "no-prompt"]
+    path = agent.store.path
+    assert path is not None
+    agent.store.close()
+    pi = pi_context(Path(path))
+    mine = SessionStore.open(path).project().messages
+
+    def shape(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        out = []
+        for m in messages:
+            content = m.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            body = " ".join(
+                str(b.get("text") or b.get("name") or "") for b in blocks if isinstance(b, dict)
+            )
+            out.append((m["role"], body))
+        return out
+
+    assert shape(pi["messages"]) == shape(mine)
+    assert pi.get("error") is None and pi["payload"] is not None
+    assert len(pi["payload"]["messages"]) == len(mine)
