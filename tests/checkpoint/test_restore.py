@@ -276,3 +276,60 @@ def test_kill_9_at_random_points_leaves_one_of_the_two_states(
         outcomes[current] += 1
     assert outcomes["A"] + outcomes["B"] == 10
     assert phases["applying"] >= 3, phases  # the hard case was really exercised
+
+
+SWING_SCRIPT = """
+import sys, pathlib, time
+from pitui.checkpoint.store import CheckpointStore
+from pitui.checkpoint.settings import CheckpointSettings
+from pitui.checkpoint.restore import restore
+root, folder = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+targets = sys.argv[3:]
+store = CheckpointStore.open(folder, CheckpointSettings(), root)
+for i in range(8):
+    restore(store, targets[i % 2], namespace="swing")
+    time.sleep(0.1)  # let the other process in between restores too
+print("ok", flush=True)
+"""
+
+
+def test_a_restore_in_one_process_and_captures_in_another_never_see_a_mix(
+    project: Path, state_root: Path
+) -> None:
+    """Two pitui processes on one project: one swings the folder between two states while the
+    other keeps capturing it. Every capture is one of the two states, never a mix, and the
+    store is sound afterwards."""
+    write(project, {f"d{i % 4}/f{i}.txt": f"A {i}\n" for i in range(60)})
+    store = CheckpointStore.open(project, CheckpointSettings(), state_root)
+    state_a = store.capture("s")
+    for i in range(0, 60, 2):
+        (project / f"d{i % 4}" / f"f{i}.txt").unlink()
+    write(project, {f"e{i % 3}/g{i}.txt": f"B {i}\n" for i in range(40)})
+    state_b = store.capture("s")
+    trees = {state_a.tree: "A", state_b.tree: "B"}
+    swing = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SWING_SCRIPT,
+            str(state_root),
+            str(project),
+            state_a.commit,
+            state_b.commit,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+    while swing.poll() is None:
+        capture = store.capture("watcher")
+        seen.append(trees.get(capture.tree, "mix"))
+        time.sleep(0.02)  # a pitui captures now and then, not back to back (see the lock)
+    out, err = swing.communicate(timeout=120)
+    assert swing.returncode == 0 and out.strip() == "ok", err[-2000:]
+    assert "mix" not in seen
+    assert {"A", "B"} <= set(seen)  # it did look at the folder between the restores
+    assert trees[store.capture("watcher").tree] == "B"  # the last restore went to B
+    fsck = store.git.run(["fsck", "--strict", "--no-dangling"], check=False)
+    assert b"error" not in fsck.lower()
