@@ -313,12 +313,13 @@ OTHER_BENCHMARKS = {
     "cache_cost": ["cache_cost_bench.py"],
     "export": ["export_bench.py"],
     "hostile_sizes": ["hostile_sizes.py"],
+    "checkpoints": ["checkpoint_bench.py"],
 }
 
 
 def run_other_benchmarks(quick: bool) -> dict[str, Any]:
-    """The start-up, tree browser, tiktoken, prompt-cache cost, HTML export and hostile-size
-    benchmarks, each in its own process."""
+    """The start-up, tree browser, tiktoken, prompt-cache cost, HTML export, hostile-size and
+    checkpoint benchmarks, each in its own process."""
     out: dict[str, Any] = {}
     for name, command in OTHER_BENCHMARKS.items():
         argv = [sys.executable, str(HERE / command[0]), *command[1:]]

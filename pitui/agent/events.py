@@ -92,6 +92,23 @@ class CompactionEnd:
 
 
 @dataclass(frozen=True)
+class ApprovalDecided:
+    """A tool call was allowed or refused by the approval mode (``by``: who decided)."""
+
+    tool: str
+    subject: str
+    allowed: bool
+    by: str
+
+
+@dataclass(frozen=True)
+class CheckpointNote:
+    """Something the user should know about file checkpoints (they are off, one failed)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class RunEnded:
     reason: str  # "done" | "error" | "aborted"
 
@@ -108,5 +125,7 @@ AgentEvent = (
     | ReplyTruncated
     | CompactionStart
     | CompactionEnd
+    | ApprovalDecided
+    | CheckpointNote
     | RunEnded
 )

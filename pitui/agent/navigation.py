@@ -19,6 +19,7 @@ from pitui.session.shapes import message_text
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
+    from pitui.session.store import SessionStore
 
 DEFAULT_WINDOW = 128000
 
@@ -35,10 +36,11 @@ class NavigateResult:
     already_here: bool = False
 
 
-def _new_leaf(agent: AgentSession, target_id: str) -> tuple[str | None, str | None]:
-    """(new leaf id, editor text) for a selected entry."""
-    node = agent.store.node(target_id)
-    data = agent.store.data(node)
+def landing_point(store: SessionStore, target_id: str) -> tuple[str | None, str | None]:
+    """(new leaf id, editor text) when ``target_id`` is selected: a user or custom message
+    lands on its parent (edit and resubmit), anything else on itself."""
+    node = store.node(target_id)
+    data = store.data(node)
     parent_id = node.parent.id if node.parent is not None else None
     if node.type == "message" and node.role == "user":
         return parent_id, message_text(data.get("message"), "")
@@ -104,7 +106,7 @@ async def navigate(
         summary_text, usage = result.text, result.usage
         read_files, modified_files = prep.file_ops.lists()
         details = {"readFiles": read_files, "modifiedFiles": modified_files}
-    new_leaf, editor_text = _new_leaf(agent, target_id)
+    new_leaf, editor_text = landing_point(store, target_id)
     outcome = NavigateResult(editor_text=editor_text)
     if summary_text is not None:
         outcome.summary_entry_id = store.branch_with_summary(

@@ -73,6 +73,7 @@ from pitui.session.store import SessionStore
 
 if TYPE_CHECKING:
     from pitui.agent.extensions import Extensions
+    from pitui.agent.workspace import Workspace
 
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
@@ -139,9 +140,12 @@ class AgentSession:
         settings: Settings | None = None,
         tools: list[Tool] | None = None,
         extensions: Extensions | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.store = store
         self.extensions = extensions
+        # Checkpoints and approval modes (pitui.agent.workspace): the tools' guard, after_run.
+        self.workspace = workspace
         self.compactor = Compactor(self)
         self._overflow_recovery_attempted = False
         self._invalid_arguments: dict[str, str] = {}
@@ -171,6 +175,8 @@ class AgentSession:
         self._queue: list[str] = []
         self._task: asyncio.Task[RunResult] | None = None
         self._output_dir: Path | None = None
+        if workspace is not None:
+            workspace.attach(self)
 
     def work_in(self, cwd: str | Path) -> None:
         """Run the tools in ``cwd`` from now on (the session's own directory is gone and the
@@ -400,6 +406,7 @@ class AgentSession:
             await self._loop(result)
         except asyncio.CancelledError:
             result.aborted = True
+            await self._after_run()
             self._emit(RunEnded("aborted"))
             return result
         except SessionError as exc:
@@ -407,8 +414,14 @@ class AgentSession:
             # stops with one sentence; nothing half-written stays (the store guarantees it).
             result.error = ErrorInfo("storage", str(exc))
             self._emit(RunError("storage", str(exc)))
+        await self._after_run()
         self._emit(RunEnded("error" if result.error else "done"))
         return result
+
+    async def _after_run(self) -> None:
+        """The workspace checkpoints what the run left (finishes even if Esc is pressed again)."""
+        if self.workspace is not None:
+            await asyncio.shield(self.workspace.after_run())
 
     def _record_selection(self) -> None:
         projection = self.store.project()
@@ -606,8 +619,9 @@ class AgentSession:
     def _context(self) -> ToolContext:
         if self._output_dir is None:
             self._output_dir = new_output_dir()  # created when an output is first saved
+        guard = self.workspace.guard if self.workspace is not None else None
         env = tool_environment(os.environ, pass_env_names(self.settings))
-        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, env=env)
+        return ToolContext(cwd=self.cwd, output_dir=self._output_dir, env=env, guard=guard)
 
     async def _run_tools(self, calls: list[dict[str, Any]], result: RunResult) -> None:
         by_name = {tool.name: tool for tool in self.tools}

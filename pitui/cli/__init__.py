@@ -34,7 +34,7 @@ def _wants_json_events(argv: Sequence[str]) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pitui.cli import compact_cmd, inspect_cmds, report_cmds, trust_cmd
+    from pitui.cli import checkpoint_cmds, compact_cmd, inspect_cmds, report_cmds, trust_cmd
     from pitui.cli.session_args import add_session_options
 
     parser = _Parser(
@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with -p: print one JSON event per line instead of text",
     )
     add_session_options(parser)
+    parser.add_argument(
+        "--approve",
+        choices=["auto", "ask", "read-only"],
+        help="approval mode for write, edit and bash: auto (run everything, as pi), ask "
+        "(confirm each; -p refuses what it cannot ask about), read-only (refuse them); "
+        "overrides the approval setting",
+    )
     parser.add_argument("-r", "--resume", action="store_true", help="pick a session to open (TUI)")
     parser.add_argument(
         "--demo",
@@ -75,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmds.register(sub)
     compact_cmd.register(sub)
     trust_cmd.register(sub)
+    checkpoint_cmds.register(sub)
     return parser
 
 

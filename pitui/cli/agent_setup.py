@@ -8,8 +8,10 @@ from typing import TextIO
 
 from pitui.agent.extensions import Extensions
 from pitui.agent.session import AgentSession
+from pitui.agent.workspace import Workspace
+from pitui.checkpoint.settings import WorkspaceSettings, read_workspace_settings
 from pitui.cli.output import note
-from pitui.config.settings import Settings
+from pitui.config.settings import Settings, load_settings
 from pitui.config.trust import is_trusted
 from pitui.session import SessionStore
 
@@ -23,6 +25,14 @@ def load_extensions(cwd: str, settings: Settings, err: TextIO | None) -> Extensi
     return extensions
 
 
+def workspace_settings(args: argparse.Namespace, cwd: str, settings: Settings) -> WorkspaceSettings:
+    """Checkpoint and approval settings; an untrusted project cannot loosen approvals."""
+    user_only = None if is_trusted(Path(cwd)) else load_settings(None)
+    return read_workspace_settings(
+        settings, approve=getattr(args, "approve", None), user_only=user_only
+    )
+
+
 def build_agent(
     args: argparse.Namespace,
     store: SessionStore,
@@ -30,15 +40,21 @@ def build_agent(
     settings: Settings,
     err: TextIO | None,
     work_dir: str | None = None,
+    *,
+    interactive: bool = False,
 ) -> AgentSession:
     """The agent for ``store``; its tools work in ``work_dir`` (default: the session's own
-    directory, else ``cwd``)."""
+    directory, else ``cwd``). ``interactive``: someone can answer approval questions (the
+    TUI)."""
+    folder = work_dir or store.cwd or cwd
+    ws_settings = workspace_settings(args, cwd, settings)
     return AgentSession(
         store,
-        cwd=work_dir or store.cwd or cwd,
+        cwd=folder,
         model=getattr(args, "model", None),
         api_base=getattr(args, "api_base", None),
         thinking=getattr(args, "thinking", None),
         settings=settings,
         extensions=load_extensions(cwd, settings, err),
+        workspace=Workspace(ws_settings, folder, interactive=interactive),
     )

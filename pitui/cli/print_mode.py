@@ -20,6 +20,8 @@ from typing import Any, TextIO
 
 from pitui.agent.events import (
     AgentEvent,
+    ApprovalDecided,
+    CheckpointNote,
     CompactionEnd,
     CompactionStart,
     MessageDelta,
@@ -135,7 +137,24 @@ class TextPrinter:
                 note(f"compacted from {event.tokens_before:,} tokens.", self.err)
             elif event.error:
                 note(f"compaction did not happen: {event.error}", self.err)
+        elif isinstance(event, ApprovalDecided) and not event.allowed:
+            note(refusal_text(event), self.err)
+        elif isinstance(event, CheckpointNote):
+            note(event.message, self.err)
         self.err.flush()
+
+
+def refusal_text(event: ApprovalDecided) -> str:
+    """One sentence for stderr when the approval mode refused a tool call."""
+    subject = " ".join(event.subject.split())[:120]
+    if event.by == "no-prompt":
+        return (
+            f"refused {event.tool} ({subject}): approval mode ask cannot ask in print mode; "
+            "allow it in settings (allow) or pass --approve auto"
+        )
+    if event.by == "read-only":
+        return f"refused {event.tool} ({subject}): approval mode read-only"
+    return f"refused {event.tool} ({subject})"
 
 
 class JsonPrinter:
@@ -219,6 +238,18 @@ class JsonPrinter:
                     "willRetry": event.will_retry,
                 }
             )
+        elif isinstance(event, ApprovalDecided):
+            self.write(
+                {
+                    "type": "approval",
+                    "tool": event.tool,
+                    "subject": event.subject,
+                    "allowed": event.allowed,
+                    "by": event.by,
+                }
+            )
+        elif isinstance(event, CheckpointNote):
+            self.write({"type": "checkpoint_note", "message": event.message})
         elif isinstance(event, RunEnded):
             self.write({"type": "done", "reason": event.reason})
 

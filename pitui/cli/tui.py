@@ -49,7 +49,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     forced_work_dir = cwd if getattr(args, "cwd", None) else None
 
     def make_agent(s: SessionStore) -> AgentSession:
-        return build_agent(args, s, cwd, settings, None, forced_work_dir)
+        return build_agent(args, s, cwd, settings, None, forced_work_dir, interactive=True)
 
     from pitui.ui.app import PituiApp
 

@@ -27,6 +27,7 @@ Milliseconds = Annotated[float, msgspec.Meta(ge=0)]
 Dollars = Annotated[float, msgspec.Meta(ge=0)]
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high"]
 TreeFilter = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
+ApprovalMode = Literal["auto", "ask", "read-only"]
 
 
 class _Section(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
@@ -83,6 +84,28 @@ class ToolSettings(_Section, kw_only=True):
     bash: BashSettings = msgspec.field(default_factory=BashSettings)
 
 
+class CheckpointConfig(_Section, kw_only=True):
+    """``checkpoint``: workspace checkpoints on the session tree (:mod:`pitui.checkpoint`)."""
+
+    enabled: bool = True
+    exclude: list[str] = []
+    """gitignore patterns left out, on top of the project's ``.gitignore`` and the defaults."""
+    max_file_size_mb: Annotated[float, msgspec.Meta(ge=0.001)] = msgspec.field(
+        default=10, name="maxFileSizeMB"
+    )
+    """Larger files are skipped (with a note)."""
+    skip_binary_churn: bool = True
+    """Skip binary files that change at every checkpoint."""
+    max_files: Positive = 100_000
+    """A folder with more files is not checkpointed."""
+    keep_days: Annotated[float, msgspec.Meta(ge=0)] = 30
+    """Other sessions' checkpoints older than this are pruned."""
+    max_store_mb: Annotated[float, msgspec.Meta(ge=1)] = msgspec.field(
+        default=2048, name="maxStoreMB"
+    )
+    """Then the oldest go until the store fits."""
+
+
 class ModelSettings(_Section, kw_only=True):
     """``models["provider/model"]``: what litellm's table lacks or gets wrong for a model."""
 
@@ -120,6 +143,12 @@ class Settings(_Section, kw_only=True):
     branch_summary: BranchSummarySettings = msgspec.field(default_factory=BranchSummarySettings)
     models: dict[str, ModelSettings] = {}
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    checkpoint: CheckpointConfig = msgspec.field(default_factory=CheckpointConfig)
+    approval: ApprovalMode = "auto"
+    """Before write, edit and bash: ``auto`` runs them, ``ask`` asks, ``read-only`` refuses.
+    A value that is not one of these means ``ask`` (see :data:`SAFE_FALLBACKS`)."""
+    allow: dict[str, list[str]] = {}
+    """Allow-lists for ``ask`` mode, per tool: ``{"bash": ["git status*"], "edit": ["docs/*"]}``."""
     warnings: list[str] = msgspec.field(default_factory=list, name="~pitui~warnings")
 
     @classmethod
@@ -162,6 +191,9 @@ def _pruned(data: dict[str, Any]) -> dict[str, Any]:
 KNOWN_KEYS = frozenset(
     f.encode_name for f in msgspec.structs.fields(Settings) if not f.encode_name.startswith("~")
 )
+SAFE_FALLBACKS: dict[tuple[str | int, ...], Any] = {("approval",): "ask"}
+"""Keys whose bad value is replaced by the safe value rather than dropped for the default: a
+typo in the approval mode must never mean ``auto``."""
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 
 
@@ -227,6 +259,9 @@ def _key_name(path: list[str | int]) -> str:
     return out
 
 
+_DROP = object()
+
+
 def check(values: dict[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
     """A copy of ``values`` without the values that do not fit the declaration, with one
     warning per value dropped (and one for keys pitui does not know)."""
@@ -247,10 +282,15 @@ def check(values: dict[str, Any], source: str, warnings: list[str]) -> dict[str,
             parent: Any = data
             for segment in path[:-1]:
                 parent = parent[segment]
-            del parent[path[-1]]
+            fallback = SAFE_FALLBACKS.get(tuple(path), _DROP)
+            if fallback is _DROP:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = fallback
+            using = "" if fallback is _DROP else f"; using {fallback}, the safe choice"
             warnings.append(
                 f"Ignoring setting {_key_name(path)} in {source}: "
-                f"{problem[:1].lower()}{problem[1:]}."
+                f"{problem[:1].lower()}{problem[1:]}{using}."
             )
     return {}
 
@@ -306,12 +346,16 @@ PROJECT_KEYS = frozenset(
         "branchSummary",
         "treeFilterMode",
         "ui",
+        "checkpoint",
+        "approval",
     }
 )
 """What a project's own settings file may set before ``pitui trust``: how to work on the
 project. The other keys are the user's to choose: ``sessionDir`` (where transcripts are
 written), ``models`` (an ``apiBase`` would send the user's key to another host), ``tools``
-(``passEnv`` hands credentials to commands) and ``extensions`` (code)."""
+(``passEnv`` hands credentials to commands), ``allow`` (commands run without asking) and
+``extensions`` (code). A project's ``approval`` counts only where it is stricter than the
+user's (:func:`pitui.checkpoint.settings.read_workspace_settings`)."""
 
 
 def untrusted_project_keys(values: dict[str, Any], path: Path) -> list[str]:

@@ -222,6 +222,74 @@ class ContextEditEntry(EntryBase, total=False):
     replacement: dict[str, Any] | None
 
 
+class CheckpointFileChange(TypedDict):
+    path: str
+    status: Literal["A", "M", "D"]
+
+
+class CheckpointSkipped(TypedDict, total=False):
+    path: str
+    reason: str
+    size: int
+
+
+class CheckpointData(TypedDict, total=False):
+    """``data`` of a ``pitui.checkpoint`` custom entry: the working directory at this point.
+
+    ``commit``/``tree`` name the state in pitui's checkpoint store for the session's ``cwd``;
+    ``changes`` are the files changed since ``previous`` (the checkpoint entry before it on the
+    path, or null for the first, which lists none), at most a few hundred listed (``more``
+    counts the rest) and ``counts`` sums them. ``reason``: ``before-change`` (before a run's
+    first write/edit/bash), ``after-run``, ``outside`` (after a run whose tools changed
+    nothing: someone else changed the files), or ``before-restore`` (the files just before a
+    restore to ``restoreTo``). pi ignores it.
+    """
+
+    v: int
+    commit: str
+    tree: str
+    reason: Literal["before-change", "after-run", "outside", "before-restore"]
+    previous: str | None
+    changes: list[CheckpointFileChange]
+    more: int
+    counts: dict[str, int]
+    skipped: list[CheckpointSkipped]
+    restoreTo: str
+
+
+class CheckpointEntry(EntryBase, total=False):
+    customType: Literal["pitui.checkpoint"]
+    data: CheckpointData
+
+
+class ApprovalData(TypedDict, total=False):
+    """``data`` of a ``pitui.approval`` custom entry: one decision about a tool call.
+
+    ``decision`` is ``allow`` or ``deny``; ``by`` says who decided: ``user`` (asked),
+    ``allow-list`` (a settings pattern, in ``rule``), ``grant`` (an earlier "always" answer,
+    ``rule``), ``read-only`` (the mode refuses changes) or ``no-prompt`` (``ask`` mode where
+    nobody can be asked, as in ``-p``). ``subject`` is the command or path.
+    """
+
+    tool: str
+    toolCallId: str
+    decision: Literal["allow", "deny"]
+    by: Literal["user", "allow-list", "grant", "read-only", "no-prompt"]
+    mode: str
+    subject: str
+    rule: str
+    grant: Literal["prefix", "session"]
+
+
+class ApprovalEntry(EntryBase, total=False):
+    customType: Literal["pitui.approval"]
+    data: ApprovalData
+
+
+CHECKPOINT_TYPE = "pitui.checkpoint"
+APPROVAL_TYPE = "pitui.approval"
+
+
 class UsageEntry(EntryBase, total=False):
     kind: str
     provider: str

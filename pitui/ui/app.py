@@ -37,6 +37,7 @@ from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
 from pitui.ui.keys import teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
+from pitui.ui.workspace_bridge import attach_workspace
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
@@ -94,6 +95,7 @@ class PituiApp(App[int]):
         self.agent: AgentSession | None = self._new_agent(store)
         self.bridge = StoreBridge(self)
         self.bridge.attach(store, self.agent)
+        self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
         self._signals: list[int] = []
         self._quitting = False
         self._watchdog: threading.Timer | None = None
@@ -109,11 +111,13 @@ class PituiApp(App[int]):
         if self.agent is not None and self.agent.running:
             self.agent.abort()
         self.bridge.detach()
+        self._detach_workspace()  # checkpoints wiring (issue 13)
         old.close()
         self.store = store
         self._offered_take_over = False
         self.agent = self._new_agent(store)
         self.bridge.attach(store, self.agent)
+        self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
 
     def _new_agent(self, store: SessionStore) -> AgentSession | None:

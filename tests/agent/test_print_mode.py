@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.llm_server import ScriptedLLMServer, error, slow, text, tool_call
+from support.llm_server import ScriptedLLMServer, error, slow, text, tool_call, tool_calls
 
 from pitui.session import SessionStore
 
@@ -249,6 +249,53 @@ def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
     last = store.project().messages[-1]
     assert last["role"] == "assistant" and last["stopReason"] == "aborted"
     assert last["content"][0]["text"].startswith("a")
+
+
+def test_print_mode_checkpoints_the_run_and_ask_refuses_what_it_cannot_ask(
+    tmp_path: Path,
+    project: Path,
+    env: dict[str, str],
+    llm: ScriptedLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`-p` takes checkpoints like the TUI; with --approve ask it runs what the allow-list
+    allows, refuses the rest, and says so."""
+    sessions = tmp_path / "sessions"
+    (project / "keep.txt").write_text("keep\n")
+    settings = Path(env["XDG_CONFIG_HOME"]) / "pitui" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"allow": {"bash": ["rm keep.txt"]}}))
+    llm.script(
+        tool_calls([("bash", {"command": "rm keep.txt"}), ("bash", {"command": "touch nope"})]),
+        text("Deleted keep.txt; touch was refused."),
+    )
+    args = ["-p", "clean up", "--approve", "ask", *base_args(llm, sessions)]
+    result = run(args, project, env)
+    assert result.returncode == 0, result.stderr
+    assert not (project / "keep.txt").exists() and not (project / "nope").exists()
+    assert (
+        "pitui: refused bash (touch nope): approval mode ask cannot ask in print mode; "
+        "allow it in settings (allow) or pass --approve auto"
+    ) in result.stderr
+    [path] = session_files(sessions)
+    entries = check_schema(path)
+    customs = [(e["customType"], e["data"]) for e in entries if e["type"] == "custom"]
+    assert [(t, d.get("by") or d.get("reason")) for t, d in customs] == [  # type: ignore[union-attr]
+        ("pitui.approval", "allow-list"),
+        ("pitui.checkpoint", "before-change"),
+        ("pitui.approval", "no-prompt"),
+        ("pitui.checkpoint", "after-run"),
+    ]
+    # The same store, read from here: `pitui checkpoints` lists the run's deletion.
+    for key in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(key, env[key])
+    from pitui.cli import main
+
+    assert main(["checkpoints", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "after run       1 file(s): 1 deleted" in out and "      D keep.txt" in out
+    assert "(pruned)" not in out
 
 
 HOSTILE_REPLY = "ok \x1b]0;PWNED\x07\x1b[2J done \x9b31m\u202eevil"

@@ -143,4 +143,37 @@ def test_an_untrusted_project_sets_only_project_keys(dirs: tuple[Path, Path]) ->
 
 def test_project_keys_are_settings_keys() -> None:
     assert PROJECT_KEYS <= KNOWN_KEYS
-    assert not {"sessionDir", "models", "tools", "extensions"} & PROJECT_KEYS
+    assert not {"sessionDir", "models", "tools", "allow", "extensions"} & PROJECT_KEYS
+
+
+def test_checkpoint_and_approval_settings_are_typed(dirs: tuple[Path, Path]) -> None:
+    """The keys of issue 13: a bad checkpoint value falls back to its default; a bad approval
+    mode means ask (never auto), in the user's file and the project's alike."""
+    user, project = dirs
+    user.write_text(
+        json.dumps(
+            {
+                "approval": "readonly",
+                "checkpoint": {"maxFileSizeMB": 0, "exclude": ["*.log", 3], "keepDays": 7},
+                "allow": {"bash": ["git status*"], "edit": "docs/*"},
+            }
+        )
+    )
+    settings = load_settings(str(project))
+    assert settings.approval == "ask"
+    assert settings.checkpoint.max_file_size_mb == 10 and settings.checkpoint.keep_days == 7
+    assert settings.checkpoint.exclude == ["*.log"]
+    assert settings.allow == {"bash": ["git status*"]}
+    keys = sorted(w.split(" in ")[0] for w in settings.warnings)
+    assert keys == [
+        "Ignoring setting allow.edit",
+        "Ignoring setting approval",
+        "Ignoring setting checkpoint.exclude[1]",
+        "Ignoring setting checkpoint.maxFileSizeMB",
+    ]
+    assert any(w.endswith("; using ask, the safe choice.") for w in settings.warnings)
+    (project / ".pitui" / "settings.json").write_text(json.dumps({"approval": 1}))
+    assert load_settings(str(project)).approval == "ask"
+    # The file's spelling (MB, not Mb) round-trips.
+    written = Settings.from_dict({"checkpoint": {"maxStoreMB": 512, "maxFileSizeMB": 1}})
+    assert written.to_dict()["checkpoint"] == {"maxStoreMB": 512, "maxFileSizeMB": 1}

@@ -16,10 +16,10 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pitui.agent.tools.environment import Redactor, known_secrets, tool_environment
 from pitui.session.shapes import content_text
@@ -39,6 +39,10 @@ class ToolContext:
     produces it (the bash tool: decoded text as it is read, not redacted: the caller does
     that). A tool that is cancelled with something worth keeping (the output a command printed
     before an abort) leaves it in ``partial``; the caller stores it instead of a bare note.
+
+    ``guard``, when set, is awaited with the validated arguments just before the tool runs; a
+    result it returns replaces the run (approval modes refuse this way, and the workspace takes
+    its checkpoint there before a change; see :mod:`pitui.agent.workspace`).
     """
 
     cwd: Path
@@ -47,6 +51,7 @@ class ToolContext:
     secrets: Mapping[str, str] | None = None
     on_output: Callable[[str], None] | None = None
     partial: ToolResult | None = None
+    guard: ToolGuard | None = None
 
     def command_env(self) -> dict[str, str]:
         return dict(self.env) if self.env is not None else tool_environment(os.environ, ())
@@ -89,11 +94,16 @@ class ToolError(Exception):
 
 
 class Tool(ABC):
-    """A tool the model can call. Subclasses set ``name``, ``description`` and ``parameters``."""
+    """A tool the model can call. Subclasses set ``name``, ``description`` and ``parameters``.
+
+    ``read_only`` tools never change files: approval modes let them run and no checkpoint is
+    taken before them.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
+    read_only: ClassVar[bool] = False
 
     def declaration(self) -> dict[str, Any]:
         """The declaration in pi's shape (as in a system message's ``toolsAdded``)."""
@@ -113,6 +123,10 @@ class Tool(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+ToolGuard = Callable[[Tool, dict[str, Any]], Awaitable[ToolResult | None]]
+"""Awaited before a tool runs; returns a result to use instead of running it, or None."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,6 +298,16 @@ async def _execute(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
         checked = validate_arguments(tool.parameters, prepared)
     except ArgumentError as exc:
         return ToolResult.error(f"Invalid arguments for the {tool.name} tool: {exc}")
+    if ctx.guard is not None:
+        try:
+            refusal = await ctx.guard(tool, checked)
+        except Exception as exc:  # fail closed: a call nobody could approve does not run
+            log.exception("the guard of tool %s failed", tool.name)
+            return ToolResult.error(
+                f"The {tool.name} call was not run: checking it failed ({type(exc).__name__})."
+            )
+        if refusal is not None:
+            return refusal
     try:
         result = await tool.run(checked, ctx)
     except ToolError as exc:

@@ -253,6 +253,7 @@ def _image_result(path: Path, f: BinaryIO, head: bytes, mime: str, size: int) ->
 
 class ReadTool(Tool):
     name = "read"
+    read_only = True
     description = (
         "Read the contents of a file. Supports text files and images (png, jpeg, gif, webp). "
         f"Text is shown with line numbers and cut at {MAX_LINES} lines or "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -13,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from pitui.session import SessionError, fork
 from pitui.text import strip_escapes
+from pitui.ui import restore_flow  # checkpoints wiring (issue 13)
 from pitui.ui.app_state import UsesApp
 
 
@@ -38,12 +40,23 @@ class ForkPickerScreen(UsesApp, ModalScreen[None]):
         entry_id = event.option.id
         if entry_id is None:
             return
+        self._fork(entry_id)
+
+    @work(group="fork", exclusive=True, exit_on_error=False)
+    async def _fork(self, entry_id: str) -> None:
         app = self.pitui
+        # --- checkpoints wiring (issue 13): the new session may start from other files.
+        pending = await restore_flow.offer_restore(app, entry_id, fork=True)
+        if pending is restore_flow.Cancelled.CANCELLED:
+            return
+        await restore_flow.save_current_files(pending)
+        # --- end of checkpoints wiring
         try:
             new, text = fork(app.store, entry_id)
         except SessionError as exc:
             app.notify(str(exc), severity="warning", markup=False)
             return
+        await restore_flow.finish_restore(app, pending, moved=True)  # checkpoints wiring
         self.dismiss(None)
         app.switch_session(new)
         from pitui.ui.widgets.prompt import PromptEditor

@@ -32,6 +32,7 @@ from pitui.session.errors import EntryNotFoundError, SessionError
 from pitui.session.flatten import FILTER_MODES
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text
+from pitui.ui import restore_flow  # checkpoints wiring (issue 13)
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryChoice, SummaryPrompt
@@ -315,10 +316,6 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             self._plain_move(entry_id)
             return
         self._busy = True
-        self._summarizing = choice.summarize
-        if choice.summarize:
-            self.session_tree.loading = True
-            self.notify("Summarizing the branch… Esc cancels.", markup=False, timeout=3)
         self._run_navigation(entry_id, choice)
 
     @work(group="tree-navigate", exclusive=True, exit_on_error=False)
@@ -326,6 +323,19 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         agent = self.pitui.agent
         assert agent is not None
         result: NavigateResult | None = None
+        # --- checkpoints wiring (issue 13): offer to restore the files of the new point.
+        pending = await restore_flow.offer_restore(self.pitui, entry_id)
+        if pending is restore_flow.Cancelled.CANCELLED:
+            self._busy = False
+            self.notify("Navigation cancelled.", markup=False, timeout=3)
+            self.session_tree.focus()
+            return
+        await restore_flow.save_current_files(pending)
+        # --- end of checkpoints wiring
+        self._summarizing = choice.summarize
+        if choice.summarize:
+            self.session_tree.loading = True
+            self.notify("Summarizing the branch… Esc cancels.", markup=False, timeout=3)
         try:
             result = await agent.navigate(
                 entry_id, summarize=choice.summarize, instructions=choice.instructions
@@ -334,10 +344,14 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             log.warning("tree navigation failed", exc_info=True)
             self.notify(str(exc) or type(exc).__name__, severity="error", markup=False, timeout=8)
         finally:
-            self._busy = False
             self._summarizing = False
             if self.is_attached:
                 self.session_tree.loading = False
+        # --- checkpoints wiring (issue 13): the files follow once the leaf has moved.
+        moved = result is not None and not result.cancelled and not result.already_here
+        await restore_flow.finish_restore(self.pitui, pending, moved=moved)
+        # --- end of checkpoints wiring
+        self._busy = False
         if result is not None and self.is_attached:
             self._after_navigation(result, choice)
 

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from pitui.session.projection import Projection
     from pitui.session.store import SessionStore
 
-TabName = Literal["entry", "context", "compaction"]
-TABS: tuple[TabName, ...] = ("entry", "context", "compaction")
+TabName = Literal["entry", "context", "compaction", "files"]
+TABS: tuple[TabName, ...] = ("entry", "context", "compaction", "files")  # files: issue 13
 
 DEBOUNCE = 0.05  # seconds between the last show() and the rebuild
 ROW_CAP = 300  # context rows mounted before "show more"

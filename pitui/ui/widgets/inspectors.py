@@ -1,6 +1,7 @@
-"""The tree browser's details pane: three tabs, one widget each, for the highlighted entry:
+"""The tree browser's details pane: four tabs, one widget each, for the highlighted entry:
 :class:`EntryDetails` (the entry), :class:`ContextDetails` (the context the model would see if
-the leaf were there) and :class:`CompactionDetails` (the compaction in effect).
+the leaf were there), :class:`CompactionDetails` (the compaction in effect) and
+:class:`FilesTab` (the files that entry's run changed, and the disk against it: checkpoints).
 
 ``DetailsPane.show(entry_id)`` is called on every cursor move: it only records the id and
 restarts a short debounce timer. When the timer fires, only the visible tab is rebuilt; the
@@ -25,6 +26,7 @@ from pitui.errors import UserError
 from pitui.ui.widgets.compaction_details import CompactionDetails
 from pitui.ui.widgets.context_details import ContextDetails
 from pitui.ui.widgets.entry_details import EntryDetails
+from pitui.ui.widgets.files_tab import FilesTab
 from pitui.ui.widgets.inspector_views import (
     DEBOUNCE,
     ROW_CAP,
@@ -45,6 +47,7 @@ __all__ = [
     "ContextRow",
     "DetailsPane",
     "EntryDetails",
+    "FilesTab",
     "TabName",
     "build_compaction_view",
     "build_context_view",
@@ -120,6 +123,10 @@ class DetailsPane(Widget):
     @property
     def compaction_tab(self) -> CompactionDetails:
         return self.query_one(CompactionDetails)
+
+    @property
+    def files_tab(self) -> FilesTab:
+        return self.query_one(FilesTab)
 
     @property
     def active_tab(self) -> TabName:
@@ -208,6 +215,8 @@ class DetailsPane(Widget):
                 )
             with TabPane("Compaction", id="tab-compaction"):
                 yield CompactionDetails(id="compaction-details")
+            with TabPane("Files", id="tab-files"):
+                yield FilesTab(id="files-tab")
 
     def on_mount(self) -> None:
         if self._pending is not None:
@@ -234,13 +243,15 @@ class DetailsPane(Widget):
         tab = self.active_tab
         if tab in self._stale:
             self._stale.discard(tab)
-            widget: EntryDetails | ContextDetails | CompactionDetails
+            widget: EntryDetails | ContextDetails | CompactionDetails | FilesTab
             if tab == "entry":
                 widget = self.entry_tab
             elif tab == "context":
                 widget = self.context_tab
-            else:
+            elif tab == "compaction":
                 widget = self.compaction_tab
+            else:
+                widget = self.files_tab  # computed in its own worker
             try:
                 widget.show(self.entry_id)
             except (UserError, OSError):

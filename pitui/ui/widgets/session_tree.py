@@ -32,6 +32,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
+from pitui.checkpoint.record import CheckpointIndex
 from pitui.errors import UserError
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.flatten import FILTER_MODES, layout_tree
@@ -235,6 +236,9 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._explicit_store = store
         self._store: SessionStore | None = None
+        self._checkpoints: CheckpointIndex | None = None
+        self._markers: dict[str, int] = {}
+        """Entry id → files its run changed (the ``✎`` marker; see pitui.checkpoint.record)."""
         self._mode = mode if mode in FILTER_MODES else "default"
         self._query = ""
         self._tokens: list[str] = []
@@ -393,6 +397,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """Show another session (the folds and the search are cleared)."""
         self._explicit_store = store
         self._store = store
+        self._checkpoints = None
+        self._markers = {}
         self._texts.clear()
         self._cursor_node = None
         self._initial = True
@@ -429,6 +435,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             if self._explicit_store is None or self._store is not self.pitui.store:
                 self._explicit_store = self.pitui.store
                 self._store = self.pitui.store
+                self._checkpoints = None
                 self._texts.clear()
             self._layout = None
             self.rebuild()
@@ -564,6 +571,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             return True
         if node is None:
             return True
+        if node.type == "custom" and node.parent_id is not None:
+            self._refresh_markers()  # a checkpoint gives its run's row a marker
         if node.type == "label":
             target = self.store.data(node).get("targetId")
             if isinstance(target, str):
@@ -643,6 +652,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._build_key = None
         self._during_build = []
         self._layout = layout
+        self._refresh_markers()
         for kind, entry_id in events:
             node = self._node(entry_id) if entry_id is not None else None
             ok = layout.move_leaf(node) if kind == "leaf" else node is None or layout.appended(node)
@@ -819,6 +829,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         except EntryNotFoundError:
             return None
 
+    def _refresh_markers(self) -> None:
+        """Which rows changed files (the checkpoint entries of the session, read as they come)."""
+        index = self._checkpoints
+        if index is None or index.store is not self.store:
+            index = self._checkpoints = CheckpointIndex(self.store)
+        self._markers = index.run_markers()
+
     # ------------------------------------------------------------------ texts
 
     def _text(self, node: Node) -> str:
@@ -868,7 +885,12 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             mark = self._leaf_mark(view)
         marker = mark[2] if mark is not None and mark[0] is seg and mark[1] == k else None
         return RowContent(
-            self._text(node), self.store.label_of(node.id), self._tokens, cursor, marker
+            self._text(node),
+            self.store.label_of(node.id),
+            self._tokens,
+            cursor,
+            marker,
+            self._markers.get(node.id, 0),
         )
 
     # ------------------------------------------------------------------ rendering

@@ -3,8 +3,9 @@
 The layout (:class:`pitui.session.tree_layout.TreeLayout`) says where a row is and what hangs
 above it; this module turns that into the characters pi's selector shows: ``› `` for the
 cursor, the ``│`` gutters, the connector with its fold marker, ``• `` on the active path, the
-``[label] ``, the one-line text with search matches, and the leaf marker, which is kept in view
-at the right edge when the row is longer than the screen.
+``[label] ``, the one-line text with search matches, pitui's ``✎ N files`` when the entry's run
+changed files (checkpoints), and the leaf marker, which is kept in view at the right edge when
+the row is longer than the screen.
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ def leaf_marker(hidden_below: int) -> str:
     return f"  ← leaf is {hidden_below} below (hidden)"
 
 
+def changed_marker(count: int) -> str:
+    """The marker of a row whose run changed files (see :mod:`pitui.checkpoint.record`)."""
+    return f"  ✎ {count} file{'s' if count != 1 else ''}"
+
+
 def fold_glyph_column(layout: TreeLayout, seg: Segment, k: int) -> int | None:
     """Column (in row text, before horizontal scrolling) of the row's fold marker, if any."""
     if k or not (seg.folded or seg.foldable):
@@ -91,6 +97,8 @@ class RowContent:
     tokens: list[str]
     cursor: bool
     marker: str | None
+    changed: int = 0
+    """Files the entry's run changed (checkpoints): shown as ``✎ N files`` after the text."""
 
 
 def row_text(
@@ -136,6 +144,8 @@ def row_text(
             while start >= 0:
                 text.stylize(styles.match, start, start + len(token))
                 start = lowered.find(token, start + len(token))
+    if content.changed:
+        append(changed_marker(content.changed), styles.label)
     if skip:
         text = text[skip:] if skip < len(text) else Text(style=styles.base, end="")
     if content.cursor:

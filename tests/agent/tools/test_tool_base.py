@@ -196,3 +196,25 @@ def test_tool_result_helpers() -> None:
     )
     assert result.text == "a"
     assert ToolResult.error("bad").is_error
+
+
+async def test_a_guard_can_refuse_and_a_failing_guard_refuses(tmp_path: Path) -> None:
+    from pitui.agent.tools import WriteTool, execute
+    from pitui.agent.tools.base import ToolContext, ToolResult
+
+    seen: list[dict[str, object]] = []
+
+    async def refuse(tool: object, args: dict[str, object]) -> ToolResult | None:
+        seen.append(args)
+        return ToolResult.error("not now")
+
+    async def broken(tool: object, args: dict[str, object]) -> ToolResult | None:
+        raise RuntimeError("boom")
+
+    args = {"path": "x.txt", "content": "x"}
+    for guard, text in ((refuse, "not now"), (broken, "checking it failed (RuntimeError)")):
+        ctx = ToolContext(cwd=tmp_path, output_dir=tmp_path, guard=guard)
+        result = await execute(WriteTool(), args, ctx)
+        assert result.is_error and text in result.text
+    assert not (tmp_path / "x.txt").exists()
+    assert seen == [args]

@@ -1,0 +1,226 @@
+"""Checkpoints as the session records them: ``custom`` entries of type ``pitui.checkpoint``.
+
+A checkpoint entry records the working directory at its parent entry (and at itself). The
+files *at* a node of the tree are found by walking up from it: the latest checkpoint attached
+to the node itself, else the nearest checkpoint entry above it. When a tool that changes files
+ran in between (a tool result of ``write``, ``edit``, ``bash``…, or a user's ``!command``), the
+answer is approximate: nothing recorded the files at that exact point (it is inside a run).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pitui.checkpoint.store import Capture, Change, display_path
+from pitui.session.node import Node
+from pitui.session.shapes import CHECKPOINT_TYPE, CheckpointData
+from pitui.session.store import SessionStore
+
+MAX_LISTED = 300
+MAX_ENTRY_BYTES = 1_000_000
+READ_ONLY_TOOL_NAMES = frozenset({"read", "ls", "grep", "find"})
+"""Tools that never change files: their results do not make a node's files uncertain."""
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass(frozen=True)
+class CheckpointRef:
+    """One checkpoint entry of a session."""
+
+    entry_id: str
+    parent_id: str | None
+    data: CheckpointData
+
+    @property
+    def commit(self) -> str:
+        return self.data.get("commit", "")
+
+    @property
+    def reason(self) -> str:
+        return str(self.data.get("reason", ""))
+
+    @property
+    def changed_count(self) -> int:
+        counts = self.data.get("counts") or {}
+        return sum(v for v in counts.values() if isinstance(v, int))
+
+
+@dataclass(frozen=True)
+class StateAt:
+    """The checkpoint holding the files at a node; ``exact`` False: a tool changed files after
+    it (the node is in the middle of a run)."""
+
+    checkpoint: CheckpointRef
+    exact: bool
+
+
+def checkpoint_data(entry: Any) -> CheckpointData | None:
+    """The data of a checkpoint entry, if ``entry`` is one and names a commit (else None)."""
+    if not isinstance(entry, dict) or entry.get("type") != "custom":
+        return None
+    if entry.get("customType") != CHECKPOINT_TYPE:
+        return None
+    data = entry.get("data")
+    if not isinstance(data, dict) or not _SHA.fullmatch(str(data.get("commit", ""))):
+        return None
+    return cast(CheckpointData, data)
+
+
+class CheckpointIndex:
+    """The checkpoint entries of a session store, kept current as entries are appended."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self._by_id: dict[str, CheckpointRef] = {}
+        self._by_parent: dict[str | None, list[CheckpointRef]] = {}
+        self._seen = 0
+        self._scan()
+
+    def _scan(self) -> None:
+        nodes = list(self.store.nodes())
+        if len(nodes) < self._seen:
+            self._by_id.clear()
+            self._by_parent.clear()
+            self._seen = 0
+        for node in nodes[self._seen :]:
+            self._consider(node)
+        self._seen = len(nodes)
+
+    def _consider(self, node: Node) -> None:
+        if node.type != "custom" or node.id in self._by_id:
+            return
+        if node.data is None and node.length > MAX_ENTRY_BYTES:
+            return  # not one of ours (they stay small); never parse a hostile 50 MB line here
+        data = checkpoint_data(self.store.data(node))
+        if data is None:
+            return
+        ref = CheckpointRef(node.id, node.parent_id, data)
+        self._by_id[node.id] = ref
+        self._by_parent.setdefault(node.parent_id, []).append(ref)
+
+    def refresh(self) -> None:
+        """Pick up entries appended since the last look."""
+        self._scan()
+
+    def all(self) -> list[CheckpointRef]:
+        self.refresh()
+        return list(self._by_id.values())
+
+    def get(self, entry_id: str) -> CheckpointRef | None:
+        self.refresh()
+        return self._by_id.get(entry_id)
+
+    def attached(self, entry_id: str | None) -> list[CheckpointRef]:
+        """Checkpoints whose parent is ``entry_id``, in file order."""
+        self.refresh()
+        return list(self._by_parent.get(entry_id, ()))
+
+    def commits(self) -> set[str]:
+        return {ref.commit for ref in self.all()}
+
+    def state_at(self, entry_id: str | None) -> StateAt | None:
+        """The files at ``entry_id`` (None: the empty session before any entry)."""
+        self.refresh()
+        store = self.store
+        if entry_id is None:
+            return None
+        node: Node | None = store.node(entry_id)
+        exact = True
+        first = True
+        while node is not None:
+            if first:
+                # Checkpoints attached to the node itself are the latest look at its files
+                # (a restore away from it saves the folder there).
+                attached = self._by_parent.get(node.id)
+                if attached:
+                    return StateAt(attached[-1], True)
+                first = False
+            ref = self._by_id.get(node.id)
+            if ref is not None:
+                return StateAt(ref, exact)
+            if exact and changes_files(store, node):
+                exact = False
+            node = node.parent
+        return None
+
+    def previous_for_leaf(self) -> CheckpointRef | None:
+        """The checkpoint a new one at the current leaf follows (the leaf's state)."""
+        state = self.state_at(self.store.leaf_id)
+        return state.checkpoint if state is not None else None
+
+    def path_commits(self, leaf_id: str | None) -> set[str]:
+        """Commits of the checkpoints on the path to ``leaf_id`` and attached to it."""
+        self.refresh()
+        out: set[str] = set()
+        if leaf_id is None:
+            return out
+        for node in self.store.path_to(leaf_id):
+            ref = self._by_id.get(node.id)
+            if ref is not None:
+                out.add(ref.commit)
+        out.update(ref.commit for ref in self._by_parent.get(leaf_id, ()))
+        return out
+
+    def run_markers(self) -> dict[str, int]:
+        """Entry id → how many files its run changed (for the tree's marker)."""
+        self.refresh()
+        out: dict[str, int] = {}
+        for ref in self._by_id.values():
+            if ref.reason == "after-run" and ref.parent_id is not None and ref.changed_count:
+                out[ref.parent_id] = ref.changed_count
+        return out
+
+
+def changes_files(store: SessionStore, node: Node) -> bool:
+    """Did this entry change files (a tool result of a writing tool, or a ``!command``)?"""
+    if node.type != "message":
+        return False
+    if node.role == "bashExecution":
+        return True
+    if node.role != "toolResult":
+        return False
+    message = store.data(node).get("message")
+    if not isinstance(message, dict):
+        return False
+    if message.get("toolName") in READ_ONLY_TOOL_NAMES:
+        return False
+    details = message.get("details")
+    return not (isinstance(details, dict) and details.get("pituiRefused"))
+
+
+def entry_data(
+    capture: Capture,
+    reason: str,
+    previous: CheckpointRef | None,
+    changes: Iterable[Change],
+    *,
+    restore_to: str | None = None,
+) -> dict[str, Any]:
+    """The ``data`` of a new checkpoint entry."""
+    items = list(changes)
+    counts = {"added": 0, "modified": 0, "deleted": 0}
+    words = {"A": "added", "M": "modified", "D": "deleted"}
+    for change in items:
+        counts[words[change.status]] += 1
+    data: dict[str, Any] = {
+        "v": 1,
+        "commit": capture.commit,
+        "tree": capture.tree,
+        "reason": reason,
+        "previous": previous.entry_id if previous is not None else None,
+        "changes": [{"path": display_path(c.path), "status": c.status} for c in items[:MAX_LISTED]],
+        "counts": counts,
+    }
+    if len(items) > MAX_LISTED:
+        data["more"] = len(items) - MAX_LISTED
+    if capture.skipped:
+        data["skipped"] = [
+            {"path": display_path(s.path), "reason": s.reason, "size": s.size}
+            for s in capture.skipped[:MAX_LISTED]
+        ]
+    if restore_to is not None:
+        data["restoreTo"] = restore_to
+    return data

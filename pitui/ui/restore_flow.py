@@ -1,0 +1,120 @@
+"""Offering to restore the files when the leaf moves (tree browser, edit and resubmit, /fork).
+
+Three calls around the move, each awaited from a worker:
+
+1. :func:`offer_restore` before moving: compares the disk with the files at the landing point
+   and, when they differ, asks (:class:`RestorePrompt`). Returns :data:`CANCELLED`, None (move
+   the conversation only) or a :class:`PendingRestore`.
+2. :func:`save_current_files`: the folder as it is now is recorded at the current leaf, so
+   moving back restores it (redo).
+3. :func:`finish_restore` after the move succeeded: the files are restored (all or nothing).
+
+Nothing here runs git on the event loop: the workspace does that in threads.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from pitui.agent.navigation import landing_point
+from pitui.agent.workspace import MovePreview, Workspace
+from pitui.checkpoint.diff import summary_text
+from pitui.checkpoint.record import CheckpointRef
+from pitui.checkpoint.restore import RestoreRefused
+from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt
+
+if TYPE_CHECKING:
+    from pitui.ui.app import PituiApp
+
+log = logging.getLogger(__name__)
+
+
+class Cancelled(enum.Enum):
+    """The user cancelled the move (Esc in the restore prompt)."""
+
+    CANCELLED = "cancelled"
+
+
+CANCELLED: Final = Cancelled.CANCELLED
+
+
+@dataclass
+class PendingRestore:
+    workspace: Workspace
+    preview: MovePreview
+    choice: RestoreChoice
+    saved: CheckpointRef | None = None
+
+
+def workspace_of(app: PituiApp) -> Workspace | None:
+    agent = app.agent
+    return agent.workspace if agent is not None else None
+
+
+async def offer_restore(
+    app: PituiApp,
+    target_id: str,
+    *,
+    fork: bool = False,
+    landing: str | None = None,
+) -> PendingRestore | Cancelled | None:
+    """Ask whether selecting ``target_id`` should restore the files too (see the module doc).
+
+    ``landing`` overrides where the leaf will be (a fork lands before the selected message).
+    """
+    workspace = workspace_of(app)
+    if workspace is None:
+        return None
+    if landing is None:
+        landing, _ = landing_point(app.store, target_id)
+    if landing == app.store.leaf_id:
+        return None
+    preview = await workspace.preview_move(landing)
+    if not preview.differs:
+        return None
+    choice = await app.push_screen_wait(RestorePrompt(preview, fork=fork))
+    if choice is None:
+        return CANCELLED
+    if not choice.files:
+        return None
+    return PendingRestore(workspace, preview, choice)
+
+
+async def save_current_files(pending: PendingRestore | None) -> None:
+    """Record the folder as it is at the current leaf (before the leaf moves)."""
+    if pending is not None:
+        pending.saved = await pending.workspace.save_before_restore(pending.preview)
+
+
+async def finish_restore(app: PituiApp, pending: PendingRestore | None, *, moved: bool) -> None:
+    """Restore the files once the move happened (``moved``); says what happened."""
+    if pending is None:
+        return
+    if not moved:
+        app.notify("The files were not restored (the move did not happen).", timeout=4)
+        return
+    try:
+        result = await pending.workspace.restore_files(pending.preview, pending.choice.outside)
+    except RestoreRefused as exc:
+        app.notify(f"Files not restored: {exc}", severity="warning", markup=False, timeout=10)
+        return
+    except Exception as exc:
+        log.exception("restoring files failed")
+        app.notify(
+            f"Files not restored ({type(exc).__name__}: {exc}); they are unchanged.",
+            severity="error",
+            markup=False,
+            timeout=10,
+        )
+        return
+    plan = result.plan
+    kept = f" {len(result.kept)} left as they were." if result.kept else ""
+    app.notify(
+        f"Files restored ({summary_text(plan.changes)}).{kept} The previous files are saved: "
+        "moving back restores them.",
+        markup=False,
+        timeout=6,
+    )

@@ -1,0 +1,40 @@
+"""Connecting an agent's workspace to the app: ``ask`` mode's dialog, and checkpoint notes.
+
+One call, :func:`attach_workspace`, whenever the app gets an agent (start, session switch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pitui.agent.events import AgentEvent, CheckpointNote
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from pitui.agent.session import AgentSession
+
+
+def attach_workspace(app: App[int], agent: AgentSession | None) -> Callable[[], None]:
+    """Let ``agent``'s approval questions open :class:`ApprovalPrompt` in ``app``, and show
+    checkpoint notes (checkpoints off, a failed capture) as notifications. Returns a function
+    that undoes it."""
+    if agent is None or agent.workspace is None:
+        return lambda: None
+    from pitui.ui.screens.approval_prompt import asker_for
+
+    workspace = agent.workspace
+    workspace.set_asker(asker_for(app))
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, CheckpointNote):
+            app.notify(event.message, severity="warning", markup=False, timeout=8)
+
+    unsubscribe = agent.subscribe(on_event)
+
+    def detach() -> None:
+        unsubscribe()
+        workspace.set_asker(None)
+
+    return detach

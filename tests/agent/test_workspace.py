@@ -1,0 +1,356 @@
+"""Checkpoints and approval modes in real agent runs (scripted server, litellm's code path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from support.llm_server import ScriptedLLMServer, text, tool_call, tool_calls
+from support.pi_check import pi_context
+
+from pitui.agent.approval import Answer, ApprovalRequest
+from pitui.agent.events import AgentEvent, ApprovalDecided, CheckpointNote
+from pitui.agent.session import AgentSession
+from pitui.agent.workspace import Workspace
+from pitui.checkpoint.record import CheckpointIndex
+from pitui.checkpoint.settings import read_workspace_settings
+from pitui.config.settings import Settings
+from pitui.session import SessionStore
+from pitui.session.shapes import APPROVAL_TYPE, CHECKPOINT_TYPE
+
+
+def make_agent(
+    tmp_path: Path,
+    llm: ScriptedLLMServer,
+    values: dict[str, Any] | None = None,
+    *,
+    interactive: bool = True,
+    approve: str | None = None,
+) -> AgentSession:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "app.py").write_text("print('v1')\n")
+    settings = Settings.from_dict(values)
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    workspace = Workspace(
+        read_workspace_settings(settings, approve=approve),
+        project,
+        interactive=interactive,
+        state_root=tmp_path / "state",
+    )
+    return AgentSession(
+        store,
+        cwd=project,
+        model="openai/test-model",
+        api_base=f"{llm.url}/v1",
+        settings=settings,
+        workspace=workspace,
+    )
+
+
+def customs(agent: AgentSession, custom_type: str) -> list[dict[str, Any]]:
+    out = []
+    for node in agent.store.path_to():
+        entry = agent.store.data(node)
+        if node.type == "custom" and entry.get("customType") == custom_type:
+            out.append(entry)
+    return out
+
+
+async def test_a_run_that_writes_gets_checkpoints_before_and_after(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm)
+    project = agent.cwd
+    llm.script(
+        tool_call("read", {"path": "app.py"}),
+        tool_calls(
+            [
+                ("write", {"path": "new.py", "content": "x = 1\n"}),
+                ("bash", {"command": "rm app.py && echo gone > notes.txt"}),
+            ]
+        ),
+        text("Done."),
+    )
+    result = await agent.prompt("refactor")
+    assert result.ok
+    assert (project / "new.py").exists() and not (project / "app.py").exists()
+    checkpoints = customs(agent, CHECKPOINT_TYPE)
+    assert [c["data"]["reason"] for c in checkpoints] == ["before-change", "after-run"]
+    before, after = checkpoints
+    # The first checkpoint comes after the read, before the write runs.
+    ordered = [n.type if n.type != "message" else str(n.role) for n in agent.store.path_to()]
+    first = ordered.index("custom")
+    assert ordered[first - 3 : first + 2] == [
+        "assistant",
+        "toolResult",
+        "assistant",
+        "custom",
+        "toolResult",
+    ]
+    assert before["data"]["changes"] == [] and before["data"]["previous"] is None
+    # Bash changes are captured too: the whole folder is compared.
+    assert {(c["path"], c["status"]) for c in after["data"]["changes"]} == {
+        ("app.py", "D"),
+        ("new.py", "A"),
+        ("notes.txt", "A"),
+    }
+    assert after["data"]["previous"] == before["id"]
+    assert after["data"]["counts"] == {"added": 2, "modified": 0, "deleted": 1}
+    # The model never sees checkpoint entries.
+    roles = [m["role"] for m in agent.store.project().messages]
+    assert roles[-7:] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "assistant",
+    ]
+    index = CheckpointIndex(agent.store)
+    assert index.run_markers() == {after["parentId"]: 3}
+
+
+async def test_a_run_without_changes_adds_no_checkpoint_after_the_first(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm)
+    llm.script(text("Hi."), text("Hi again."))
+    await agent.prompt("hello")
+    await agent.prompt("again")
+    checkpoints = customs(agent, CHECKPOINT_TYPE)
+    assert len(checkpoints) == 1  # the first one; the second run found the same files
+    assert checkpoints[0]["data"]["reason"] == "after-run"
+    assert checkpoints[0]["data"]["changes"] == [] and checkpoints[0]["data"]["previous"] is None
+    # Someone edits a file between runs: the next run's checkpoint says it was not pitui.
+    llm.script(text("Noted."))
+    (agent.cwd / "app.py").write_text("edited in an editor\n")
+    await agent.prompt("third")
+    last = customs(agent, CHECKPOINT_TYPE)[-1]["data"]
+    assert last["reason"] == "outside"
+    assert last["changes"] == [{"path": "app.py", "status": "M"}]
+
+
+async def test_read_only_mode_refuses_changes_with_a_readable_message(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, approve="read-only")
+    llm.script(tool_call("write", {"path": "x.txt", "content": "no"}), text("Understood."))
+    await agent.prompt("write x")
+    assert not (agent.cwd / "x.txt").exists()
+    results = [m for m in agent.store.project().messages if m["role"] == "toolResult"]
+    assert results[-1]["isError"] is True
+    assert "read-only" in results[-1]["content"][0]["text"]
+    # The model was sent the refusal.
+    sent = llm.requests[-1].messages
+    assert any("read-only" in str(m.get("content")) for m in sent if m.get("role") == "tool")
+    decisions = customs(agent, APPROVAL_TYPE)
+    assert [d["data"]["decision"] for d in decisions] == ["deny"]
+    assert decisions[0]["data"]["by"] == "read-only" and decisions[0]["data"]["tool"] == "write"
+    assert decisions[0]["data"]["toolCallId"] == "call_1"
+
+
+async def test_ask_mode_asks_and_remembers_always_answers(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, {"allow": {"bash": ["echo *"]}}, approve="ask")
+    asked: list[ApprovalRequest] = []
+    answers: list[Answer] = ["no", "prefix", "session"]
+
+    async def asker(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return answers.pop(0)
+
+    assert agent.workspace is not None
+    agent.workspace.set_asker(asker)
+    llm.script(
+        tool_calls(
+            [
+                ("bash", {"command": "echo allowed > a.txt"}),  # redirect: never allow-listed
+                ("bash", {"command": "echo listed"}),
+                ("bash", {"command": "git status --short"}),
+                ("bash", {"command": "git status"}),
+                ("edit", {"path": "app.py", "edits": [{"oldText": "v1", "newText": "v2"}]}),
+                ("write", {"path": "b.txt", "content": "b\n"}),
+            ]
+        ),
+        text("ok"),
+    )
+    await agent.prompt("go")
+    assert [r.subject for r in asked] == ["echo allowed > a.txt", "git status --short", "app.py"]
+    assert asked[1].prefix_rule == "git status*"
+    assert asked[2].preview and any(line.startswith("+print('v2')") for line in asked[2].preview)
+    assert not (agent.cwd / "a.txt").exists()
+    assert (agent.cwd / "app.py").read_text() == "print('v2')\n"
+    assert (agent.cwd / "b.txt").exists()  # covered by "always for file edits this session"
+    data = [d["data"] for d in customs(agent, APPROVAL_TYPE)]
+    assert [(d["tool"], d["decision"], d["by"]) for d in data] == [
+        ("bash", "deny", "user"),
+        ("bash", "allow", "allow-list"),
+        ("bash", "allow", "user"),
+        ("bash", "allow", "grant"),
+        ("edit", "allow", "user"),
+        ("write", "allow", "grant"),
+    ]
+    assert data[2]["grant"] == "prefix" and data[2]["rule"] == "git status*"
+    assert data[4]["grant"] == "session"
+
+
+async def test_ask_mode_without_anyone_to_ask_refuses_and_says_so(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(
+        tmp_path, llm, {"allow": {"bash": ["ls*"]}}, approve="ask", interactive=False
+    )
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(
+        tool_calls([("bash", {"command": "ls"}), ("bash", {"command": "touch y"})]),
+        text("ok"),
+    )
+    await agent.prompt("go")
+    assert not (agent.cwd / "y").exists()
+    refusals = [e for e in events if isinstance(e, ApprovalDecided) and not e.allowed]
+    assert [(e.subject, e.by) for e in refusals] == [("touch y", "no-prompt")]
+    results = [m for m in agent.store.project().messages if m["role"] == "toolResult"]
+    assert results[0]["isError"] is False
+    assert "no one to ask" in results[1]["content"][0]["text"]
+
+
+async def test_untrusted_project_settings_cannot_loosen_approval(tmp_path: Path) -> None:
+    user = Settings.from_dict({"approval": "ask", "allow": {"bash": ["git *"]}})
+    merged = Settings.from_dict({"approval": "auto", "allow": {"bash": ["*"]}})
+    settings = read_workspace_settings(merged, user_only=user)
+    assert settings.approval.mode == "ask"
+    assert settings.approval.allow == {"bash": ("git *",)}
+    # A stricter project setting still applies.
+    strict = read_workspace_settings(Settings.from_dict({"approval": "read-only"}), user_only=user)
+    assert strict.approval.mode == "read-only"
+    # A typo (or a value of the wrong type) never means auto, and it is reported.
+    for bad in ("asks", False):
+        typed = Settings.from_dict({"approval": bad}, "settings.json")
+        assert read_workspace_settings(typed).approval.mode == "ask"
+        [warning] = typed.warnings
+        assert warning.startswith("Ignoring setting approval in settings.json: ")
+        assert warning.endswith("; using ask, the safe choice.")
+
+
+async def test_without_git_the_run_works_and_says_checkpoints_are_off_once(
+    tmp_path: Path, llm: ScriptedLLMServer, monkeypatch: Any
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    agent = make_agent(tmp_path, llm)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(tool_call("write", {"path": "x.txt", "content": "x"}), text("ok"), text("again"))
+    assert (await agent.prompt("write")).ok
+    assert (await agent.prompt("more")).ok
+    assert (agent.cwd / "x.txt").read_text() == "x"
+    notes = [e.message for e in events if isinstance(e, CheckpointNote)]
+    assert notes == ["git is not installed, so file checkpoints are off (install git)."]
+    assert customs(agent, CHECKPOINT_TYPE) == []
+
+
+async def test_files_a_checkpoint_leaves_out_are_said_once(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, {"checkpoint": {"maxFileSizeMB": 0.001}})
+    (agent.cwd / "big.bin").write_bytes(b"x" * 5000)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(tool_call("write", {"path": "y.txt", "content": "y"}), text("ok"), text("ok"))
+    await agent.prompt("one")
+    await agent.prompt("two")
+    notes = [e.message for e in events if isinstance(e, CheckpointNote)]
+    assert notes == ["Not saved in file checkpoints: big.bin (larger than 1 KB)."]
+    after = customs(agent, CHECKPOINT_TYPE)[-1]["data"]
+    assert after["skipped"] == [{"path": "big.bin", "reason": "larger than 1 KB", "size": 5000}]
+
+
+async def test_no_git_runs_on_the_event_loop(
+    tmp_path: Path, llm: ScriptedLLMServer, monkeypatch: Any
+) -> None:
+    """Captures, comparisons, previews, the pre-restore checkpoint and the restore itself run
+    git in threads: the event loop (the TUI's) never waits on a git process."""
+    import subprocess
+    import threading
+
+    loop_thread = threading.get_ident()
+    on_loop: list[str] = []
+    off_loop: list[str] = []
+
+    def spy(real: Any) -> Any:
+        def call(args: Any, *a: Any, **kw: Any) -> Any:
+            argv = [str(x) for x in args] if isinstance(args, list | tuple) else [str(args)]
+            if argv and Path(argv[0]).name.startswith("git"):
+                (on_loop if threading.get_ident() == loop_thread else off_loop).append(
+                    " ".join(argv[1:3])
+                )
+            return real(args, *a, **kw)
+
+        return call
+
+    monkeypatch.setattr(subprocess, "run", spy(subprocess.run))
+    monkeypatch.setattr(subprocess, "Popen", spy(subprocess.Popen))
+    agent = make_agent(tmp_path, llm)
+    workspace = agent.workspace
+    assert workspace is not None
+    llm.script(tool_call("write", {"path": "app.py", "content": "print('v2')\n"}), text("ok"))
+    assert (await agent.prompt("change it")).ok
+    before = customs(agent, CHECKPOINT_TYPE)[0]
+    move = await workspace.preview_move(before["parentId"])
+    assert move.differs
+    await workspace.save_before_restore(move)
+    await workspace.restore_files(move)
+    assert (agent.cwd / "app.py").read_text() == "print('v1')\n"
+    assert on_loop == []
+    assert off_loop, "the spy saw no git process"
+
+
+async def test_pi_reads_a_session_with_checkpoints_and_approvals_as_pitui_does(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The ``pitui.checkpoint`` and ``pitui.approval`` entries are custom entries pi 1.6 skips:
+    its own code projects the same messages as pitui, and the next request carries them."""
+    agent = make_agent(
+        tmp_path, llm, {"approval": "ask", "allow": {"bash": ["touch *"]}}, interactive=False
+    )
+    llm.script(
+        tool_calls(
+            [("bash", {"command": "touch a.txt"}), ("write", {"path": "b.txt", "content": "b"})]
+        ),
+        text("The write was refused."),
+        text("Nothing to do."),
+    )
+    assert (await agent.prompt("one")).ok
+    (agent.cwd / "outside.txt").write_text("edited by hand\n")  # an "outside" checkpoint
+    assert (await agent.prompt("two")).ok
+    kinds = [
+        e["data"].get("reason") or e["data"].get("by") for e in customs(agent, CHECKPOINT_TYPE)
+    ]
+    assert kinds == ["before-change", "after-run", "outside"]
+    decisions = [e["data"]["by"] for e in customs(agent, APPROVAL_TYPE)]
+    assert decisions == ["allow-list", "no-prompt"]
+    path = agent.store.path
+    assert path is not None
+    agent.store.close()
+    pi = pi_context(Path(path))
+    mine = SessionStore.open(path).project().messages
+
+    def shape(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        out = []
+        for m in messages:
+            content = m.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            body = " ".join(
+                str(b.get("text") or b.get("name") or "") for b in blocks if isinstance(b, dict)
+            )
+            out.append((m["role"], body))
+        return out
+
+    assert shape(pi["messages"]) == shape(mine)
+    assert pi.get("error") is None and pi["payload"] is not None
+    assert len(pi["payload"]["messages"]) == len(mine)

@@ -1,0 +1,117 @@
+"""Checkpoint entries on the session tree: the files at any node, markers, and what pi sees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pitui.checkpoint.record import CheckpointIndex, checkpoint_data, entry_data
+from pitui.checkpoint.store import Capture, Change, Skipped
+from pitui.session import SessionStore
+from pitui.session.flatten import flatten
+from pitui.session.shapes import CHECKPOINT_TYPE
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+def assistant(text: str, calls: list[tuple[str, str]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    content += [{"type": "toolCall", "id": i, "name": n, "arguments": {}} for i, n in calls]
+    return {
+        "role": "assistant",
+        "content": content,
+        "stopReason": "toolUse" if calls else "stop",
+        "timestamp": 1,
+    }
+
+
+def result(call_id: str, name: str) -> dict[str, Any]:
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": [{"type": "text", "text": "ok"}],
+        "isError": False,
+        "timestamp": 1,
+    }
+
+
+def checkpoint(store: SessionStore, commit: str, reason: str, count: int = 0) -> str:
+    capture = Capture(commit * 40, "0" * 40)
+    changes = [Change(f"f{i}", "M") for i in range(count)]
+    return store.append_custom(CHECKPOINT_TYPE, entry_data(capture, reason, None, changes))
+
+
+def build(tmp_path: Path, with_checkpoints: bool = True) -> tuple[SessionStore, dict[str, str]]:
+    store = SessionStore.create(tmp_path / f"s{with_checkpoints}", "/work/project")
+    ids: dict[str, str] = {}
+    ids["u1"] = store.append_message(user("refactor"))
+    ids["a1"] = store.append_message(assistant("reading", [("c1", "read")]))
+    ids["r1"] = store.append_message(result("c1", "read"))
+    ids["a2"] = store.append_message(assistant("writing", [("c2", "write"), ("c3", "bash")]))
+    if with_checkpoints:
+        ids["pre"] = checkpoint(store, "a", "before-change", 1)
+    ids["r2"] = store.append_message(result("c2", "write"))
+    ids["r3"] = store.append_message(result("c3", "bash"))
+    ids["a3"] = store.append_message(assistant("done"))
+    if with_checkpoints:
+        ids["post"] = checkpoint(store, "b", "after-run", 3)
+    ids["u2"] = store.append_message(user("more"))
+    ids["a4"] = store.append_message(assistant("ok"))
+    return store, ids
+
+
+def test_the_files_at_each_node(tmp_path: Path) -> None:
+    store, ids = build(tmp_path)
+    index = CheckpointIndex(store)
+
+    def at(name: str) -> tuple[str, bool] | None:
+        state = index.state_at(ids[name])
+        return (state.checkpoint.commit[0], state.exact) if state else None
+
+    assert at("u1") is None and at("r1") is None  # before any checkpoint
+    assert at("a2") == ("a", True)  # the assistant message that asked to write: before it ran
+    assert at("r2") == ("a", False)  # inside the run, after a write: only approximately
+    assert at("a3") == ("b", True)  # the end of the run
+    assert at("u2") == ("b", True) and at("a4") == ("b", True)
+    assert index.run_markers() == {ids["a3"]: 3}
+    # A restore away from a3 saved the folder there: that is now the latest look at a3.
+    store.branch(ids["a3"])
+    saved = checkpoint(store, "c", "before-restore", 1)
+    assert index.state_at(ids["a3"]).checkpoint.entry_id == saved  # type: ignore[union-attr]
+    assert index.state_at(ids["a4"]).checkpoint.commit[0] == "b"  # type: ignore[union-attr]
+
+
+def test_checkpoint_entries_never_reach_the_model_nor_the_default_tree(tmp_path: Path) -> None:
+    store, ids = build(tmp_path)
+    plain, _ = build(tmp_path, with_checkpoints=False)
+    assert store.project().messages == plain.project().messages
+    assert [r.node.id for r in flatten(store, "default")] == [
+        i for k, i in ids.items() if k not in ("pre", "post")
+    ]
+
+
+def test_the_entry_shape_round_trips_through_the_file(tmp_path: Path) -> None:
+    store, _ = build(tmp_path)
+    capture = Capture(
+        "d" * 40, "e" * 40, {"secret": 0o600}, (Skipped("big.bin", "larger than 10 MB", 11 << 20),)
+    )
+    changes = [Change(f"src/{i}.py", "A") for i in range(305)]
+    data = entry_data(capture, "after-run", None, changes)
+    entry_id = store.append_custom(CHECKPOINT_TYPE, data)
+    path = store.path
+    store.close()
+    reopened = SessionStore.open(path, read_only=True)
+    stored = checkpoint_data(reopened.get(entry_id))
+    assert stored is not None
+    assert stored["counts"] == {"added": 305, "modified": 0, "deleted": 0}
+    assert len(stored["changes"]) == 300 and stored["more"] == 5
+    assert stored["skipped"] == [
+        {"path": "big.bin", "reason": "larger than 10 MB", "size": 11 << 20}
+    ]
+    # Not a checkpoint: a custom entry of another type, or one without a commit id.
+    assert checkpoint_data({"type": "custom", "customType": "x", "data": stored}) is None
+    assert checkpoint_data({"type": "custom", "customType": CHECKPOINT_TYPE, "data": {}}) is None
+    reopened.close()

@@ -1,0 +1,475 @@
+"""Pilot tests for checkpoints in the TUI: the restore prompt (tree browser, edit and resubmit,
+/fork), redo, the tree's marker, the Files tab, and the ``ask`` approval dialog."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.folders import picture, write
+from support.llm_server import ScriptedLLMServer, text, tool_call
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from pitui.agent.approval import ApprovalRequest, build_request
+from pitui.agent.session import AgentSession
+from pitui.agent.workspace import MovePreview, Workspace
+from pitui.checkpoint.settings import read_workspace_settings
+from pitui.config.settings import Settings
+from pitui.session import SessionStore
+from pitui.session.shapes import APPROVAL_TYPE
+from pitui.ui.app import PituiApp
+from pitui.ui.screens.approval_prompt import ApprovalPrompt
+from pitui.ui.screens.fork_picker import ForkPickerScreen
+from pitui.ui.screens.main import MainScreen
+from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt
+from pitui.ui.screens.tree_browser import TreeBrowserScreen
+from pitui.ui.widgets.files_tab import FilesTab
+from pitui.ui.widgets.files_view import FilesView
+from pitui.ui.widgets.inspectors import DetailsPane
+from pitui.ui.widgets.prompt import PromptEditor
+from pitui.ui.widgets.session_tree import SessionTree
+
+SIZE = (120, 36)
+
+
+def fixed_clock() -> float:
+    return 1_768_470_000.0  # 2026-01-15T09:40:00Z, as the other UI tests
+
+
+HOSTILE = "[bold]x[/] [x[0]] \x1b[31mred\x1b]52;c;Zm9v\x07"
+
+
+async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+def message(role: str, body: str, **extra: Any) -> dict[str, Any]:
+    return {"role": role, "content": [{"type": "text", "text": body}], "timestamp": 1, **extra}
+
+
+def workspace_for(project: Path, values: dict[str, Any] | None = None, **kw: Any) -> Workspace:
+    return Workspace(read_workspace_settings(Settings.from_dict(values), **kw), project)
+
+
+async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """Two runs on a project: the first refactors app.py, the second adds docs."""
+    project = tmp_path / "project"
+    write(project, {"app.py": "def main():\n    return 1\n", "util.py": "X = 1\n"})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    workspace = workspace_for(project)
+    workspace.attach_store(store)
+    ids: dict[str, str] = {}
+
+    async def run(n: int, change: Callable[[], None]) -> None:
+        ids[f"u{n}"] = store.append_message(message("user", f"step {n}"))
+        call = {"type": "toolCall", "id": f"c{n}", "name": "bash", "arguments": {"command": "…"}}
+        ids[f"a{n}"] = store.append_message(
+            {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
+        )
+        await workspace.checkpoint("before-change")
+        change()
+        store.append_message(message("toolResult", "ok", toolCallId=f"c{n}", toolName="bash"))
+        ids[f"done{n}"] = store.append_message(
+            message("assistant", f"Done {n}.", stopReason="stop")
+        )
+        ref = await workspace.checkpoint("after-run")
+        assert ref is not None
+        ids[f"post{n}"] = ref.entry_id
+
+    def refactor() -> None:
+        write(project, {"app.py": "def main():\n    return helper()\n", "helpers.py": "h\n"})
+        (project / "util.py").unlink()
+
+    def docs() -> None:
+        write(project, {"README.md": "# Docs\n", "app.py": "def main():\n    return helper(2)\n"})
+
+    async def both() -> None:
+        await run(1, refactor)
+        await run(2, docs)
+
+    await both()
+    assert store.path is not None
+    path = store.path
+    store.close()
+    return path, project, ids
+
+
+def make_app(
+    path: Path, project: Path, settings: dict[str, Any] | None = None, **kw: Any
+) -> PituiApp:
+    merged = Settings.from_dict(
+        {"ui": {"cursorBlink": False}, "branchSummary": {"skipPrompt": True}, **(settings or {})}
+    )
+    store = SessionStore.open(path)
+
+    def factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=project,
+            model="openai/test-model",
+            api_base=kw.get("api_base", "http://127.0.0.1:9/v1"),
+            settings=merged,
+            workspace=Workspace(
+                read_workspace_settings(merged, approve=kw.get("approve")), project
+            ),
+        )
+
+    return PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=project)
+
+
+async def open_tree(pilot: Pilot[Any]) -> SessionTree:
+    await pilot.press("ctrl+t")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TreeBrowserScreen))
+    await pilot.pause()
+    return pilot.app.screen.query_one(SessionTree)
+
+
+async def go_to(pilot: Pilot[Any], tree: SessionTree, entry_id: str) -> None:
+    await pilot.press("home")
+    line = tree.line_of(entry_id)
+    assert line is not None, entry_id
+    await pilot.press(*["down"] * line)
+    assert tree.cursor_entry_id == entry_id
+
+
+def listed_files(prompt: RestorePrompt) -> list[str]:
+    options = prompt.query_one("#files-list", OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+# ------------------------------------------------------------------ restore from the tree
+
+
+async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_more_move(
+    tmp_path: Path,
+) -> None:
+    path, project, ids = await build_session(tmp_path)
+    after_both = picture(project)
+    app = make_app(path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        # The runs' rows carry the number of files they changed.
+        assert tree.row_text(tree.line_of(ids["done1"]) or 0).endswith("✎ 3 files")
+        # The leaf is the run's checkpoint entry, hidden in the default filter.
+        done2 = tree.row_text(tree.line_of(ids["done2"]) or 0)
+        assert done2.endswith("✎ 2 files  ← leaf is just below (hidden)")
+        await go_to(pilot, tree, ids["u2"])  # edit and resubmit "step 2"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        prompt = app.screen
+        assert isinstance(prompt, RestorePrompt)
+        assert listed_files(prompt) == ["D README.md  +0 -1", "M app.py  +1 -1"]
+        diff = str(prompt.query_one("#files-diff-text", Static).render())
+        assert "README.md (deleted)" in diff and "-# Docs" in diff
+        await pilot.press("down")
+        diff = str(prompt.query_one("#files-diff-text", Static).render())
+        assert "-    return helper(2)" in diff and "+    return helper()" in diff
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: not (project / "README.md").exists())
+        assert (project / "app.py").read_text() == "def main():\n    return helper()\n"
+        assert app.store.leaf_id == ids["post1"]
+        assert app.screen.query_one(PromptEditor).text == "step 2"
+        # Redo: back to the end of run 2.
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, ids["done2"])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.store.leaf_id == ids["done2"])
+        await wait_for(pilot, lambda: picture(project) == after_both)
+
+
+async def test_conversation_only_and_cancel_leave_the_files(tmp_path: Path) -> None:
+    path, project, ids = await build_session(tmp_path)
+    before = picture(project)
+    app = make_app(path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, ids["done1"])  # the end of run 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await pilot.pause(0.1)
+        assert app.store.leaf_id == ids["post2"] and picture(project) == before
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.store.leaf_id == ids["done1"])
+        await pilot.pause(0.2)
+        assert picture(project) == before
+
+
+async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> None:
+    path, project, ids = await build_session(tmp_path)
+    write(project, {"app.py": "my own edit\n"})
+    app = make_app(path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, ids["done1"])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        prompt = app.screen
+        assert "⚠ changed outside pitui" in " ".join(listed_files(prompt))  # type: ignore[arg-type]
+        await pilot.press("r")
+
+        def title() -> str:
+            return str(prompt.query_one("#restore-title", Static).render())
+
+        await wait_for(pilot, lambda: "would be overwritten" in title())
+        assert app.screen is prompt  # asked again, explicitly
+        assert "would be overwritten: app.py" in title()
+        await pilot.press("k")  # keep my edit, restore the rest
+        await wait_for(pilot, lambda: app.store.leaf_id == ids["done1"])
+        await wait_for(pilot, lambda: not (project / "README.md").exists())
+        assert (project / "app.py").read_text() == "my own edit\n"
+
+
+async def test_fork_offers_the_files_of_the_new_starting_point(tmp_path: Path) -> None:
+    path, project, _ = await build_session(tmp_path)
+    app = make_app(path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"/fork", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ForkPickerScreen))
+        await pilot.press("down", "enter")  # "step 2": the new session starts after run 1
+        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.store.path != path)
+        await wait_for(pilot, lambda: not (project / "README.md").exists())
+        assert (project / "helpers.py").exists()
+        assert app.screen.query_one(PromptEditor).text == "step 2"
+
+
+async def test_files_tab_shows_the_run_and_the_disk(tmp_path: Path) -> None:
+    path, project, ids = await build_session(tmp_path)
+    app = make_app(path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, ids["done1"])
+        details = app.screen.query_one(DetailsPane)
+        details.set_tab("files")
+        files = app.screen.query_one(FilesTab)
+        view = files.query_one(FilesView)
+        await wait_for(
+            pilot,
+            lambda: [d.change.path for d in view.diffs] == ["app.py", "helpers.py", "util.py"],
+        )
+        head = str(files.query_one("#files-head", Static).render())
+        assert "Changed by this run: 1 added, 1 modified, 1 deleted" in head
+        files.set_view("disk")
+        await wait_for(
+            pilot, lambda: [d.change.path for d in view.diffs] == ["README.md", "app.py"]
+        )
+        assert "Restoring here would change" in str(files.query_one("#files-head", Static).render())
+
+
+# ------------------------------------------------------------------ approvals in the app
+
+
+async def test_ask_mode_shows_the_command_and_runs_it_after_yes(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    path, project, _ = await build_session(tmp_path)
+    llm.script(
+        tool_call("bash", {"command": "echo hi > out.txt"}),
+        tool_call("bash", {"command": "rm app.py"}),
+        text("Done."),
+    )
+    app = make_app(path, project, approve="ask", api_base=f"{llm.url}/v1")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"go", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalPrompt))
+        shown = str(app.screen.query_one("#approval-preview-text", Static).render())
+        assert shown == "$ echo hi > out.txt"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalPrompt))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        assert (project / "out.txt").read_text() == "hi\n"
+        assert (project / "app.py").exists()
+        decisions = [
+            app.store.data(n)["data"]
+            for n in app.store.path_to()
+            if n.type == "custom" and app.store.data(n).get("customType") == APPROVAL_TYPE
+        ]
+        assert [(d["subject"], d["decision"], d["by"]) for d in decisions] == [
+            ("echo hi > out.txt", "allow", "user"),
+            ("rm app.py", "deny", "user"),
+        ]
+
+
+# ------------------------------------------------------------------ the screens alone
+
+
+class Harness(App[None]):
+    """An empty app showing one screen (deterministic snapshots, no session details)."""
+
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.result: Any = "unset"
+        self._screen = screen
+
+    def compose(self) -> ComposeResult:
+        yield Static("")
+
+    def on_mount(self) -> None:
+        def done(value: Any) -> None:
+            self.result = value
+
+        self.push_screen(self._screen, done)
+
+
+async def make_preview(
+    tmp_path: Path, *, outside: bool = False, hostile: bool = False
+) -> MovePreview:
+    project = tmp_path / "p"
+    write(project, {"src/app.py": "a\nb\nc\n", "old.txt": "old\n", "run.sh": "#!/bin/sh\n"})
+    store = SessionStore.create(tmp_path / "s", str(project))
+    workspace = workspace_for(project)
+    workspace.attach_store(store)
+
+    async def make() -> MovePreview:
+        store.append_message(message("user", "x"))
+        target = await workspace.checkpoint("before-change")
+        write(project, {"src/app.py": "a\nB\nc\n", "new.md": "new\n"})
+        if hostile:
+            write(project, {HOSTILE.replace("/", "_"): HOSTILE})
+        (project / "old.txt").unlink()
+        (project / "run.sh").chmod(0o755)
+        store.append_message(message("assistant", "done", stopReason="stop"))
+        await workspace.checkpoint("after-run")
+        if outside:
+            write(project, {"src/app.py": "mine\n"})
+        assert target is not None
+        return await workspace.preview_move(target.parent_id)
+
+    return await make()
+
+
+def preview_for(tmp_path: Path, **kw: Any) -> MovePreview:
+    return asyncio.run(make_preview(tmp_path, **kw))
+
+
+async def test_restore_prompt_answers(tmp_path: Path) -> None:
+    async def scenario(keys: list[str], outside: bool, sub: str) -> Any:
+        preview = await make_preview(tmp_path / sub, outside=outside)
+        harness = Harness(RestorePrompt(preview))
+        async with harness.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: isinstance(harness.screen, RestorePrompt))
+            await pilot.press(*keys)
+            await pilot.pause()
+            return harness.result
+
+    assert await scenario(["r"], False, "a") == RestoreChoice(True, "refuse")
+    assert await scenario(["c"], False, "b") == RestoreChoice(False)
+    assert await scenario(["escape"], False, "c") is None
+    assert await scenario(["r", "o"], True, "d") == RestoreChoice(True, "overwrite")
+    assert await scenario(["r", "escape", "c"], True, "e") == RestoreChoice(False)
+
+
+async def test_untrusted_names_and_contents_stay_literal(tmp_path: Path) -> None:
+    preview = await make_preview(tmp_path, hostile=True)
+    harness = Harness(RestorePrompt(preview))
+    async with harness.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(harness.screen, RestorePrompt))
+        prompt = harness.screen
+        names = listed_files(prompt)  # type: ignore[arg-type]
+        await pilot.press("home")
+        shown = str(prompt.query_one("#files-diff-text", Static).render())
+    hostile_row = next(n for n in names if "[bold]" in n)
+    assert "\x1b" not in hostile_row and "\x07" not in hostile_row
+    assert "[bold]x[_] [x[0]]" in hostile_row
+    assert "\x1b" not in shown
+
+
+@pytest.mark.parametrize(
+    ("key", "answer"),
+    [("y", "yes"), ("n", "no"), ("escape", "no"), ("p", "prefix"), ("s", "session")],
+)
+async def test_approval_prompt_answers(tmp_path: Path, key: str, answer: str) -> None:
+    request = build_request(
+        "bash", "call_1", {"command": "git status --short"}, tmp_path, ("git status --short",)
+    )
+    harness = Harness(ApprovalPrompt(request))
+    async with harness.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(harness.screen, ApprovalPrompt))
+        await pilot.press(key)
+        await pilot.pause()
+    assert harness.result == answer
+
+
+def approval_request(tmp_path: Path) -> ApprovalRequest:
+    write(tmp_path, {"src/app.py": "def main():\n    return 1\n"})
+    from pitui.agent.approval import preview_lines
+
+    args = {"path": "src/app.py", "edits": [{"oldText": "return 1", "newText": "return 2"}]}
+    return build_request("edit", "call_1", args, tmp_path, preview_lines("edit", args, tmp_path))
+
+
+def test_approval_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
+    assert snap_compare(Harness(ApprovalPrompt(approval_request(tmp_path))), terminal_size=SIZE)
+
+
+def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
+    harness = Harness(RestorePrompt(preview_for(tmp_path, outside=True)))
+
+    async def settle(pilot: Pilot[Any]) -> None:
+        await wait_for(pilot, lambda: isinstance(harness.screen, RestorePrompt))
+        await pilot.press("down")
+        await pilot.pause()
+
+    assert snap_compare(harness, terminal_size=SIZE, run_before=settle)
+
+
+async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    project = tmp_path / "project"
+    write(project, {"a.txt": "a"})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    assert store.path is not None
+    llm.script(text("First answer."), text("Second answer."))
+    merged = Settings.from_dict({"ui": {"cursorBlink": False}})
+
+    def factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=project,
+            model="openai/test-model",
+            api_base=f"{llm.url}/v1",
+            settings=merged,
+            workspace=Workspace(read_workspace_settings(merged), project),
+        )
+
+    app = PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 1)
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        tree = await open_tree(pilot)
+        user = next(n.id for n in app.store.path_to() if n.role == "user")
+        await go_to(pilot, tree, user)
+        await pilot.press("enter")
+        from pitui.ui.screens.summary_prompt import SummaryPrompt
+
+        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await pilot.press("enter")  # no summary
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        editor = app.screen.query_one(PromptEditor)
+        await wait_for(pilot, lambda: editor.text == "hello")
+        await pilot.press(*" again", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 2)
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        texts = [m for m in app.store.project().messages if m["role"] == "assistant"]
+        assert texts[-1]["content"][0]["text"] == "Second answer."
