@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pitui.agent import trust
 from pitui.agent.tools import OutputWindow
 from pitui.cli import main, print_mode
-from pitui.config import logs
+from pitui.config import logs, trust
 from pitui.export import export_html, export_jsonl
 from pitui.session import SessionStore
 from pitui.session.writer import rewrite_atomically
