@@ -181,7 +181,7 @@ def test_bad_usage_exits_2(
     assert result.returncode == 2 and "not a pi session" in result.stderr
     assert bad.read_text() == "not a session\n"
     # Two sessions whose ids share a prefix.
-    sessions = tmp_path / "shared"
+    sessions = tmp_path / "same-prefix"
     for session_id in ("abc-1", "abc-2"):
         store = SessionStore.create(sessions, str(project), session_id=session_id)
         store.append_message({"role": "user", "content": "x", "timestamp": 1})

@@ -84,11 +84,10 @@ def test_tui_writes_no_session_escapes_to_the_terminal(tmp_path: Path) -> None:
     pid, fd = pty.fork()
     if pid == 0:  # the child: pitui on the pty
         os.chdir(tmp_path)
-        os.execve(
-            sys.executable,
-            [sys.executable, "-m", "pitui", "--session", str(path), "--session-dir", str(sessions)],
-            env,
-        )
+        argv = [sys.executable, "-m", "pitui", "--session", str(path)]
+        # The file's stored working directory is not on this machine: work here.
+        argv += ["--session-dir", str(sessions), "--cwd", str(tmp_path)]
+        os.execve(sys.executable, argv, env)
     out = bytearray()
     try:
         import fcntl

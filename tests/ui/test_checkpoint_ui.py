@@ -160,9 +160,9 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         tree = await open_tree(pilot)
         # The runs' rows carry the number of files they changed.
         assert tree.row_text(tree.line_of(ids["done1"]) or 0).endswith("✎ 3 files")
-        # The leaf is the run's checkpoint entry, hidden in the default filter.
+        # The leaf is the run's checkpoint entry: bookkeeping, so the reply's row is the leaf's.
         done2 = tree.row_text(tree.line_of(ids["done2"]) or 0)
-        assert done2.endswith("✎ 2 files  ← leaf is just below (hidden)")
+        assert done2.endswith("✎ 2 files  ← leaf")
         await go_to(pilot, tree, ids["u2"])  # edit and resubmit "step 2"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))

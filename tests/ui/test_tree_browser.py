@@ -920,3 +920,18 @@ async def test_reopening_starts_afresh_and_follows_what_happened_meanwhile(
         assert str(app.screen.query_one("#tree-status").render()) == (
             f"({tree.cursor_line + 1}/{len(DEFAULT_ORDER) + 1})"
         )
+
+
+async def test_a_leaf_on_bookkeeping_is_marked_on_the_row_above(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Custom entries (pitui's checkpoint after every run, extensions' notes) under the last
+    reply do not make the leaf "below": the reply's row is marked ``← leaf``."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    app.store.append_custom("pitui.checkpoint", {"note": "after the run"})
+    app.store.append_custom("some.extension", {"n": 1})
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        assert tree.cursor_entry_id == LEAF
+        row = tree.row_text(tree.cursor_line)
+        assert row.endswith("← leaf") and "below" not in row

@@ -105,11 +105,12 @@ class MainScreen(UsesApp, Screen[None]):
 
     def send_prompt(self, text: str) -> None:
         app = self.pitui
+        editor = self.query_one(PromptEditor)
         if app.refuse_write():
-            editor = self.query_one(PromptEditor)
             if not editor.text:
                 editor.set_text(text)  # kept for a fork or a clone
             return
+        editor.hint_newline()
         agent = app.agent
         if agent is None:
             self.notify(app.status_note or "No model is configured.", severity="warning")

@@ -114,8 +114,6 @@ class PromptEditor(TextArea):
         text = self.text.strip()
         if not text:
             return
-        if not text.startswith("/"):
-            self._hint_newline()
         history = self.prompt_history
         if not history or history[-1] != text:
             history.append(text)
@@ -124,8 +122,9 @@ class PromptEditor(TextArea):
         self.text = ""
         self.post_message(self.Submitted(text))
 
-    def _hint_newline(self) -> None:
-        """Once per run of the app, when the terminal sends Shift+Enter as Enter."""
+    def hint_newline(self) -> None:
+        """Once per run of the app, when the terminal sends Shift+Enter as Enter (the screen
+        calls it for a prompt it takes, not for a /command or a refused prompt)."""
         if self.shift_enter_reported or self.newline_hint_shown:
             return
         self.newline_hint_shown = True

@@ -865,7 +865,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         leaf = self.store.leaf
         below = 0
         if leaf is not None and leaf is not node:
-            below = max(1, depth_of(leaf) - depth_of(node))
+            below = _entries_below(node, leaf)
         if view.line_of(seg, k) is not None:
             return seg, k, leaf_marker(below)
         while seg.parent is not None and seg.parent is not view.root and seg.slot < 0:
@@ -1173,3 +1173,17 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._typing = False
         self.set_search("")
         self.refresh_bindings()
+
+
+def _entries_below(row: Node, leaf: Node, limit: int = 10_000) -> int:
+    """How many entries the leaf is below ``row`` (its nearest shown ancestor). Custom entries
+    do not count: they are bookkeeping (pitui's checkpoint after every run, approvals,
+    extensions' notes), so a leaf on one of them is marked on the row above as ``← leaf``."""
+    count, steps, node = 0, 0, leaf
+    while node is not None and node is not row:
+        if steps >= limit:
+            return max(1, depth_of(leaf) - depth_of(row))
+        if node.type != "custom":
+            count += 1
+        node, steps = node.parent, steps + 1
+    return count if node is row else max(1, depth_of(leaf) - depth_of(row))
