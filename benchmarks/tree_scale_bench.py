@@ -112,7 +112,9 @@ async def measure(path: Path, runs: int) -> dict[str, Any]:
 
     store = SessionStore.open(path)
     store.append_message({"role": "user", "content": f"find me: {MARKER}"})
-    app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), clock=lambda: 0.0)
+    app = PituiApp(
+        store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), clock=lambda: 0.0
+    )
     out: dict[str, Any] = {}
 
     def browser() -> Any:
