@@ -116,6 +116,10 @@ def test_main_screen_mid_conversation(
 def test_compaction_block_expanded(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:
     async def expand(pilot: Pilot[Any]) -> None:
         await pilot.pause()
+        # The newest screenful is mounted first, the rest just after: wait for all of it (the
+        # scrollbar's thumb depends on the whole height).
+        await pilot.app.query_one(ChatView).wait_idle()
+        await pilot.pause()
         block = pilot.app.query(SummaryBlock).last()
         block.collapsed = False
         await pilot.pause()
@@ -131,6 +135,8 @@ def test_tool_call_expanded(snap_compare: Any, app_factory: Callable[..., PituiA
     _tool_session(app.store)
 
     async def expand(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        await pilot.app.query_one(ChatView).wait_idle()
         await pilot.pause()
         block = pilot.app.query_one(ToolBlock)
         assert block.collapsible
