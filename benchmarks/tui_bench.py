@@ -72,7 +72,9 @@ ALL_SIZES = ("2k", "20k", "200k", "1m", "real")
 QUICK_SIZES = ("2k", "20k", "200k", "real")
 STREAM_RATE = 500.0  # tokens/s, "a realistic rate" (issue 16)
 STREAM_BYTES = 32 * 1024  # the 32 KB Markdown reply (issue 11)
-THROUGHPUT_TOKENS = (5_000, 20_000, 40_000)
+THROUGHPUT_TOKENS = tuple(
+    int(t) for t in os.environ.get("PITUI_BENCH_TOKENS", "5000,20000,40000").split(",")
+)
 TOOL_ROUNDS = 20
 BIG = ("1m",)  # sizes where an agent's slow paths take minutes: fewer rounds, keys, cycles
 TREE_CYCLES = 3

@@ -32,6 +32,10 @@ def litellm() -> Any:
             module.suppress_debug_info = True
             module.drop_params = True
             module.telemetry = False
+            # Adjacent text deltas merged before litellm parses them (pitui.llm.coalesce).
+            from pitui.llm.coalesce import coalescing_client
+
+            module.aclient_session = coalescing_client()
             _module = module
     return _module
 

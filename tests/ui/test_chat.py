@@ -643,15 +643,13 @@ LONG_REPLY = "\n\n".join(
 )
 
 
-async def test_a_long_streamed_reply_is_laid_out_as_one_markdown_document(
+async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
     app_factory: Callable[..., PituiApp],
 ) -> None:
-    """Sealed parts (a long reply streamed) look exactly like the same text in one Markdown:
-    every block at the same offset, the same height."""
-    from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownBlock
-
+    """A long reply streamed in small chunks (its last block rendered again at each frame)
+    ends up with exactly the lines, styles and height of the same text rendered at once."""
     from pitui.agent.events import MessageDelta, MessageStart
+    from pitui.ui.widgets.markdown_view import MarkdownView
 
     app = app_factory(model=None)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -666,17 +664,21 @@ async def test_a_long_streamed_reply_is_laid_out_as_one_markdown_document(
         await pilot.pause()
         streamed = view.query_one(AssistantBlock)
         assert streamed.source == LONG_REPLY
-        assert streamed.parts > 2  # it was sealed into parts
-        reference = Markdown(LONG_REPLY, classes="reference")
+        reference = MarkdownView(LONG_REPLY, classes="reference")
         reference.styles.padding = (0, 1)
         reference.styles.margin = (1, 0, 0, 0)
         await view.mount(reference)
         await pilot.pause(0.3)
 
-        def layout(root: Any) -> list[tuple[int, str]]:
-            blocks = [b for b in root.query(MarkdownBlock) if isinstance(b.parent, Markdown)]
-            return [(b.region.y - root.region.y, type(b).__name__) for b in blocks]
+        def lines(widget: MarkdownView) -> list[list[tuple[str, object]]]:
+            return [
+                [(seg.text, seg.style) for seg in widget.render_line(y)]
+                for y in range(widget.line_count)
+            ]
 
-        assert layout(streamed) == layout(reference)
-        # The reference keeps its last bottom margin; the chat's block drops it.
-        assert streamed.region.height == reference.region.height - 1
+        assert streamed.view.line_count > 200
+        assert lines(streamed.view) == lines(reference)
+        assert streamed.view.region.height == reference.region.height
+        shown = [strip.text.strip() for strip in map(streamed.view.render_line, range(12))]
+        assert shown[:4] == ["Step 0", "", "", "x = 1"]  # a heading, then a fence (padded)
+        assert "• item 2" in shown

@@ -149,11 +149,16 @@ async def test_a_selection_in_a_markdown_reply_is_copied(
     async with app.run_test(size=SIZE) as pilot:
         await app.query_one(ChatView).wait_idle()
         await pilot.pause()
-        paragraph = app.query_one(AssistantBlock).query("MarkdownParagraph").first()
-        await drag(pilot, paragraph, (0, 0), (10, 0))
+        text = app.query_one(AssistantBlock).view
+        await drag(pilot, text, (0, 0), (10, 0))
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert clipboard == ["Some bold a"]  # the text as shown, not the Markdown source
+        # and across lines: from "answer" to the second paragraph's "sec"
+        await drag(pilot, text, (10, 0), (3, 2))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert clipboard[-1] == "answer here\n\nseco"  # the end cell is included
         assert app.query_one(PromptEditor).has_focus
 
 
