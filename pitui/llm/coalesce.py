@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,7 +32,7 @@ WINDOW = 0.008
 
 QUEUED = 1024
 """Network reads held for the reader at most (the pump waits beyond that)."""
-_SEPARATORS = (b"\r\n\r\n", b"\n\n")
+_EVENT_END = re.compile(rb"\r?\n\r?\n")  # the blank line that ends an event
 _OPENAI_KEYS = frozenset(
     {"id", "object", "created", "model", "system_fingerprint", "service_tier", "obfuscation"}
 )
@@ -169,16 +170,12 @@ def coalesce(raw_events: list[bytes]) -> bytes:
 
 
 def split_events(buffer: bytes) -> tuple[list[bytes], bytes]:
-    """(whole events, the incomplete rest) of ``buffer``."""
+    """(whole events, the incomplete rest) of ``buffer`` (one pass over it)."""
     events: list[bytes] = []
     start = 0
-    while True:
-        ends = [(at, len(sep)) for sep in _SEPARATORS if (at := buffer.find(sep, start)) >= 0]
-        if not ends:
-            break
-        at, size = min(ends)
-        events.append(buffer[start : at + size])
-        start = at + size
+    for end in _EVENT_END.finditer(buffer):
+        events.append(buffer[start : end.end()])
+        start = end.end()
     return events, buffer[start:]
 
 
@@ -230,17 +227,22 @@ class _CoalescingStream(httpx.AsyncByteStream):
                 await asyncio.sleep(self._window)  # a trickle: let a few more arrive
             while not queue.empty():
                 items.append(queue.get_nowait())
+            parts = [self._buffer]
+            failure: BaseException | None = None
             for item in items:
                 if item is None:
                     self._ended = True
                 elif isinstance(item, BaseException):
-                    self._ended = True
-                    rest, self._buffer = self._buffer, b""
-                    if rest:
-                        yield rest
-                    raise item
+                    self._ended, failure = True, item
+                    break
                 else:
-                    self._buffer += item
+                    parts.append(item)
+            self._buffer = b"".join(parts)
+            if failure is not None:
+                rest, self._buffer = self._buffer, b""
+                if rest:
+                    yield rest
+                raise failure
             events, self._buffer = split_events(self._buffer)
             if events:
                 yield coalesce(events) if len(events) > 1 else events[0]

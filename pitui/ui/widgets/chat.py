@@ -225,6 +225,11 @@ class AssistantBlock(Widget):
         return self._view.source
 
     @property
+    def whole_text(self) -> str | None:
+        """The text shown and behind "show more", or None while later blocks are unread."""
+        return None if self._later else self._view.source + self._rest
+
+    @property
     def view(self) -> MarkdownView:
         return self._view
 
@@ -977,8 +982,10 @@ class ChatView(UsesApp, VerticalScroll):
                     isinstance(block, AssistantBlock)
                     and preview is not None
                     and preview.parent is self
-                    and block.source == preview.source
+                    and block.whole_text == preview.source
                 ):
+                    # Already rendered: a long reply stays whole where the reader is (a
+                    # stored one shows its first part and "show more").
                     blocks[i] = kept = preview
                     # No style depends on it: no restyle of every block of a long reply.
                     preview.remove_class("-streaming", update=False)
