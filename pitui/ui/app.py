@@ -25,6 +25,7 @@ from textual.actions import ActionParseResult
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.worker import WorkerFailed
 
@@ -351,6 +352,19 @@ class PituiApp(App[int]):
             self._close_session()
             _end_process(return_code)
         self.exit(return_code=return_code)
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, except in a Linux or macOS terminal: there, :class:`PituiDriver`
+        (its input thread stops at once, so quitting hands the terminal back without a wait).
+        ``TEXTUAL_DRIVER`` still chooses, as in any Textual app."""
+        default = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if default is LinuxDriver:
+            from pitui.ui.driver import PituiDriver
+
+            return PituiDriver
+        return default
 
     def get_default_screen(self) -> Any:
         from pitui.ui.screens.main import MainScreen

@@ -6,6 +6,7 @@ when idle it copies the mouse selection (or the editor's), else it does what Tex
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import ClassVar
 
@@ -79,6 +80,10 @@ class MainScreen(UsesApp, Screen[None]):
     def _preload_provider(self) -> None:
         from pitui.llm.lazy import preload
 
+        # The loop's thread pool, with one idle thread, before the import starts: the first
+        # ``asyncio.to_thread`` (the checkpoint store, opened as a prompt is sent) would
+        # otherwise import and spawn it while the import holds the interpreter (70 ms).
+        asyncio.get_running_loop().run_in_executor(None, int)
         preload()
 
     # ------------------------------------------------------------------ prompts
