@@ -190,7 +190,10 @@ class Pitui(Agent):
         (config / "settings.json").write_text(json.dumps({"ui": {"cursorBlink": False}}))
 
     def argv(self, api_base: str, scratch: Scratch, session: Path | None) -> list[str]:
+        # PITUI_BENCH_WRAP: a command put before python (e.g. a profiler), split on spaces
+        wrap = os.environ.get("PITUI_BENCH_WRAP", "").split()
         args = [
+            *wrap,
             self.python,
             "-m",
             "pitui",
