@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
 from operator import attrgetter, ge
 from typing import Any
@@ -220,7 +221,7 @@ class Matcher:
         offsets = list(map(_offset_of, nodes))
         flags = bytearray(map(maybe.__contains__, offsets))
         # An entry appended after the scan is checked alone; a label can hold the tokens.
-        covered = bytes(map(scan.lines.__contains__, offsets))
+        covered = bytes(map(scan.lines.__contains__, offsets))  # a range: in C
         at = covered.find(0)
         while at >= 0:
             flags[at] = 1
@@ -277,7 +278,7 @@ class Matcher:
         if not pending:
             return self._exact(node, rest)
         scan = self.scan
-        if scan is not None and node.offset >= 0 and node.offset in scan.lines:
+        if scan is not None and node.offset in scan.lines:
             return scan.admits(node, pending) and self._exact(node, rest)
         raw = self.read(node)
         if _line_needs_parse(raw):
@@ -368,12 +369,13 @@ class FileIndex:
     searches check them one by one."""
 
     def __init__(self, starts: list[int], ends: list[int], nodes: list[Node]) -> None:
-        self.starts = starts
-        self.ends = ends
+        self.starts = array("q", starts)
+        self.ends = array("q", ends)
         self.nodes = nodes
         """The entries covered, in file order (``starts[i]`` is where ``nodes[i]`` is)."""
-        self.lines = set(starts)
-        """Offsets of the lines covered."""
+        self.lines = range(starts[0], ends[-1])
+        """Where the lines covered are: every entry shown whose line starts in this range (an
+        entry appended later starts after it)."""
         self.needs_parse: set[int] = set()
         self.limit: set[int] = set()
         self.calls: dict[bytes, list[int]] = {}
@@ -464,7 +466,7 @@ class FileScan:
     def __init__(self, index: FileIndex, tokens: int) -> None:
         self.index = index
         self.lines = index.lines
-        """Offsets of the lines the scan covers."""
+        """Where the lines the scan covers are (see :attr:`FileIndex.lines`)."""
         self.hits: list[set[int]] = [set() for _ in range(tokens)]
         self.calls: list[set[int]] = [set() for _ in range(tokens)]
         self.needs_parse = index.needs_parse
@@ -558,7 +560,7 @@ class FileScan:
         return scan
 
 
-def _line_at(position: int, starts: list[int], ends: list[int]) -> int | None:
+def _line_at(position: int, starts: Sequence[int], ends: Sequence[int]) -> int | None:
     """Index of the stored line holding byte ``position`` (None: a header or marker line)."""
     index = bisect_right(starts, position) - 1
     if index >= 0 and position < ends[index]:
@@ -571,8 +573,8 @@ def _mark(
     needle: bytes,
     base: int,
     size: int,
-    starts: list[int],
-    ends: list[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
     out: set[int],
 ) -> None:
     """Add the offset of every line of ``data`` (at file offset ``base``) holding ``needle``

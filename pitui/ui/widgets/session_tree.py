@@ -82,6 +82,10 @@ INDEX_AHEAD_ROWS = 50_000
 """From this many rows on, the file's search index is made in the background when the rows
 are ready (a first search would take seconds longer otherwise)."""
 
+INDEX_KEEP_ROWS = 500_000
+"""Up to this many rows the search index is kept (tens of MiB at most); above, each search
+makes its own (about 100 MiB at 1M entries, freed when it is done)."""
+
 
 UNSET_LEAF: Any = object()
 
@@ -697,10 +701,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         the first search does not wait for it."""
         store = self.store
         cached = self._index
-        if layout.row_count < INDEX_AHEAD_ROWS or (cached is not None and cached[0] is store):
+        rows = layout.row_count
+        if not INDEX_AHEAD_ROWS <= rows <= INDEX_KEEP_ROWS or (
+            cached is not None and cached[0] is store
+        ):
             return
         self.run_worker(
-            lambda: self._index_thread(store),
+            lambda: self._index_thread(store, rows),
             thread=True,
             group="tree-index",
             exclusive=True,
@@ -708,7 +715,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             description="index the session file for searches",
         )
 
-    def _index_thread(self, store: SessionStore) -> None:
+    def _index_thread(self, store: SessionStore, rows: int) -> None:
         worker = get_current_worker()
 
         def tick(done: int, total: int) -> None:
@@ -717,7 +724,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             time.sleep(0)  # let the UI thread have the interpreter first
 
         with contextlib.suppress(_Cancelled):
-            self._file_index(store, tick)
+            self._file_index(store, tick, rows)
 
     # ------------------------------------------------------------------ searching
 
@@ -746,10 +753,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         )
 
     def _file_index(
-        self, store: SessionStore, tick: Callable[[int, int], None]
+        self, store: SessionStore, tick: Callable[[int, int], None], rows: int
     ) -> FileIndex | None:
         """The session file's search index, made by the first search that needs it and kept
-        for the next ones (one at a time: a search started meanwhile waits for it)."""
+        for the next ones (one at a time: a search started meanwhile waits for it). Over
+        ``INDEX_KEEP_ROWS`` rows it is made for each search and not kept (its memory)."""
+        if rows > INDEX_KEEP_ROWS:
+            return FileIndex.build(store, tick)
         worker = get_current_worker()
         while not self._index_lock.acquire(timeout=0.05):
             if worker.is_cancelled:
@@ -774,7 +784,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             rows = base.row_count
             if rows > SCAN_ROWS:
                 # The file's index (once), the whole file at once, then the rows.
-                index = self._file_index(store, lambda done, total: tick(done, 3 * total))
+                index = self._file_index(store, lambda done, total: tick(done, 3 * total), rows)
                 matcher.scan_file(lambda done, total: tick(total + done, 3 * total), index)
                 found = base.restrict(
                     matcher,
