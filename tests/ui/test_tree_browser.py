@@ -492,6 +492,23 @@ async def test_the_next_key_cancels_a_running_search(
         assert tree.searches_started == 2
 
 
+async def test_a_search_cancelled_before_it_ran_does_not_hold_the_rows(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Store events wait while a search reads the rows; one cancelled before its thread even
+    started must not keep them waiting for ever."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.set_search("tie")
+        tree.workers.cancel_group(tree, "tree-search")  # before its thread could start
+        tree.set_search("")
+        await pilot.pause()
+        new = app.store.append_message({"role": "user", "content": "after the search"})
+        await wait_for(pilot, lambda: tree.line_of(new) is not None)
+        assert tree.row_count == len(DEFAULT_ORDER) + 1
+
+
 async def test_the_search_index_is_made_once_for_the_searches_that_follow(
     app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -300,6 +300,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """How many searches ran (for tests: typing in one burst starts one)."""
         self._index: tuple[SessionStore, FileIndex | None] | None = None
         self._index_lock = threading.Lock()
+        self._search_lock = threading.Lock()
+        self._search_ran: set[tuple[Any, ...]] = set()
+        """Searches whose thread started (it posts _Released when done)."""
+        self._search_abandoned: set[tuple[Any, ...]] = set()
+        """Searches released before their thread started (it must not read the rows)."""
 
     # ------------------------------------------------------------------ public API
 
@@ -734,6 +739,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._start_search(self._layout, self._tokens)
 
     def _start_search(self, base: TreeLayout, tokens: list[str]) -> None:
+        self._abandon(self._search_key)  # the worker started below cancels it
         self._generation += 1
         key = (self._generation, tuple(tokens))
         self._search_key = key
@@ -751,6 +757,18 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             exit_on_error=False,
             description="search the session tree",
         )
+
+    def _abandon(self, key: tuple[Any, ...] | None) -> None:
+        """The search ``key`` is being cancelled: if its thread has not started yet (a worker
+        cancelled that early never runs), release the rows now; a thread that starts after
+        this does nothing."""
+        if key is None:
+            return
+        with self._search_lock:
+            if key in self._search_ran:
+                return  # it posts _Released when it stops
+            self._search_abandoned.add(key)
+        self._release(key)
 
     def _file_index(
         self, store: SessionStore, tick: Callable[[int, int], None], rows: int
@@ -777,6 +795,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def _search_thread(
         self, key: tuple[Any, ...], store: SessionStore, base: TreeLayout, tokens: list[str]
     ) -> None:
+        with self._search_lock:
+            if key in self._search_abandoned:
+                self._search_abandoned.discard(key)
+                return  # cancelled before it started, and already released
+            self._search_ran.add(key)
         tick = self._ticker(key, "searching…")
         reader = LineReader(store)
         try:
@@ -799,6 +822,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             pass
         finally:
             reader.close()
+            with self._search_lock:
+                self._search_ran.discard(key)
             self.post_message(self._Released(key))
 
     def on_session_tree__found(self, message: SessionTree._Found) -> None:
@@ -816,7 +841,10 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """A search worker stopped reading the rows: apply the store events held meanwhile
         (to the rows and to its results alike)."""
         message.stop()
-        self._readers.discard(message.key)
+        self._release(message.key)
+
+    def _release(self, key: tuple[Any, ...]) -> None:
+        self._readers.discard(key)
         if self._readers or not self._held:
             return
         held, self._held = self._held, []
@@ -1160,6 +1188,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._search_timer.stop()
             self._search_timer = None
         if self._search_key is not None:
+            self._abandon(self._search_key)
             self._search_key = None
             self.workers.cancel_group(self, "tree-search")
 
