@@ -36,7 +36,7 @@ from pitui.session import SessionStore
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
-from pitui.ui.keys import teach_textual_enter_keys
+from pitui.ui.keys import answer_lone_escape, teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
 
@@ -75,6 +75,7 @@ class PituiApp(App[int]):
     ) -> None:
         super().__init__()
         teach_textual_enter_keys()  # Alt+Enter (ESC CR) is a newline, not Enter
+        answer_lone_escape()  # Esc without Textual's 100 ms wait for a sequence
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".")
         self.clock = clock

@@ -16,10 +16,11 @@ from support.llm_server import ScriptedLLMServer, slow, text
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
+from textual.worker import get_current_worker
 
 from pitui.session import SessionStore
 from pitui.session.flatten import layout_tree
-from pitui.session.tree_search import Matcher
+from pitui.session.tree_search import Matcher, matches_exactly
 from pitui.ui.app import PituiApp
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryPrompt
@@ -415,6 +416,122 @@ async def test_clearing_a_search_restores_the_rows_without_a_rebuild(
         assert tree.view is rows  # the same layout, shown again at once
         assert tree.visible_ids() == DEFAULT_ORDER
         assert tree.build_seconds == builds
+
+
+async def test_keys_typed_in_one_burst_start_one_search(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """What is typed shows at once; the search waits for the keys to stop (here: for Enter),
+    so a burst of keys is one search, for the whole query."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.search_delay = 60.0
+        status = app.screen.query_one("#tree-status")
+        await pilot.press("slash", *"tie")
+        assert str(status.render()).startswith(f"(11/{len(DEFAULT_ORDER)}) /tie▏ searching")
+        assert tree.searches_started == 0
+        assert tree.visible_ids() == DEFAULT_ORDER  # the rows stay usable meanwhile
+        await pilot.press("enter")  # ends typing: searched now
+        await settle(pilot, tree)
+        assert tree.searches_started == 1
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert str(status.render()) == "(2/3) /tie"
+
+
+async def test_escape_before_the_search_starts_runs_none(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        rows = tree.view
+        tree.search_delay = 0.3
+        await pilot.press("slash", *"tie", "escape")
+        assert tree.search_query == ""
+        assert not tree.busy
+        await pilot.pause(0.5)  # past the delay: nothing starts
+        assert tree.searches_started == 0
+        assert tree.view is rows
+        assert tree.visible_ids() == DEFAULT_ORDER
+
+
+async def test_the_next_key_cancels_a_running_search(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search still running when the next key comes is stopped at once (it does not keep
+    a core busy for a query nobody waits for)."""
+    gate = threading.Event()
+    workers: list[Any] = []
+
+    class HeldMatcher(Matcher):
+        def __call__(self, node: Any) -> bool:
+            worker = get_current_worker()
+            if worker not in workers:
+                workers.append(worker)
+            gate.wait(10)
+            return super().__call__(node)
+
+    monkeypatch.setattr(session_tree, "Matcher", HeldMatcher)
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.search_delay = 0.001
+        await pilot.press("slash", "t")
+        await wait_for(pilot, lambda: bool(workers))
+        assert not workers[0].is_cancelled
+        await pilot.press("i")
+        assert workers[0].is_cancelled
+        gate.set()
+        await settle(pilot, tree)
+        assert tree.search_query == "ti"
+        store = app.store
+        assert tree.visible_ids() == [
+            entry for entry in DEFAULT_ORDER if matches_exactly(store, store.node(entry), ["ti"])
+        ]
+        assert tree.searches_started == 2
+
+
+async def test_a_search_cancelled_before_it_ran_does_not_hold_the_rows(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Store events wait while a search reads the rows; one cancelled before its thread even
+    started must not keep them waiting for ever."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.set_search("tie")
+        tree.workers.cancel_group(tree, "tree-search")  # before its thread could start
+        tree.set_search("")
+        await pilot.pause()
+        new = app.store.append_message({"role": "user", "content": "after the search"})
+        await wait_for(pilot, lambda: tree.line_of(new) is not None)
+        assert tree.row_count == len(DEFAULT_ORDER) + 1
+
+
+async def test_the_search_index_is_made_once_for_the_searches_that_follow(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[object] = []
+    real_build = session_tree.FileIndex.build
+
+    def counted(store: Any, tick: Any = None) -> Any:
+        built.append(store)
+        return real_build(store, tick)
+
+    monkeypatch.setattr(session_tree, "SCAN_ROWS", 0)  # scanned as a large session is
+    monkeypatch.setattr(session_tree.FileIndex, "build", staticmethod(counted))
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        for query in ("tie", "read tree_view"):
+            await pilot.press("slash", *query, "enter")
+            await settle(pilot, tree)
+            await pilot.press("escape")
+        await pilot.press("slash", *"TIE", "enter")
+        await settle(pilot, tree)
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert len(built) == 1
 
 
 async def test_details_pane_jump_shows_a_hidden_entry(

@@ -208,7 +208,8 @@ class MainScreen(UsesApp, Screen[None]):
             editor = self.query_one(PromptEditor)
             if editor_text and not editor.text:
                 editor.set_text(editor_text)
-            editor.focus()
+            if self.focused is not editor:
+                editor.focus()  # (focusing again would lay the whole chat out once more)
 
     def action_toggle_tools(self) -> None:
         self.query_one(ChatView).toggle_tools()
