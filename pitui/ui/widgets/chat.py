@@ -699,6 +699,8 @@ class ChatView(UsesApp, VerticalScroll):
         self._leaf_id: str | None = None
         self._path_ids: set[str] = set()
         self._mounted: list[tuple[str, list[Widget]]] = []
+        self._unbuilt: list[Node] = []  # older entries of a fresh window, built after the frame
+        self._count_started = 0  # the generation whose count of entries above has begun
         self._oldest: Node | None = None  # the oldest entry walked (earlier ones start above)
         self._hidden_before: int | None = 0  # visible entries above the window (None: counting)
         self._hidden_after = 0  # newer entries unmounted after scrolling far back
@@ -862,7 +864,9 @@ class ChatView(UsesApp, VerticalScroll):
             await self._events.join()
             if self._pending:
                 self._events.put_nowait(_FLUSH)
-            elif any(w.parent is None for _, blocks in self._mounted for w in blocks):
+            elif self._unbuilt or any(
+                w.parent is None for _, blocks in self._mounted for w in blocks
+            ):
                 self._events.put_nowait(_FILL)
             elif self._loading or self._to_load:
                 if self._to_load:
@@ -913,14 +917,19 @@ class ChatView(UsesApp, VerticalScroll):
         self._hidden_after = 0
         self._load_later = None
         self._to_load = []
-        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in entries]
-        self._hidden_before = self._count_above(self._oldest)
+        # Only the newest screenful is built now; the rest of the window (and the count of
+        # what is above it) after the first frame, in _fill_window.
+        self._unbuilt = entries[:-FIRST_SCREEN]
+        newest = entries[-FIRST_SCREEN:]
+        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in newest]
+        above = self._oldest.parent if self._oldest is not None else None
+        self._hidden_before = None if above is not None else 0
         self._load_earlier = None
         widgets: list[Widget] = []
         if self._hidden_before != 0:
             self._load_earlier = self._earlier_button()
             widgets.append(self._load_earlier)
-        for _, blocks in self._mounted[-FIRST_SCREEN:]:
+        for _, blocks in self._mounted:
             widgets.extend(blocks)
         return widgets
 
@@ -946,7 +955,16 @@ class ChatView(UsesApp, VerticalScroll):
             self._update_buttons()
 
     async def _fill_window(self) -> None:
-        """Mount the older part of the window, above what the first frame showed."""
+        """Build and mount the older part of the window, above what the first frame showed;
+        count what is above the window."""
+        if self._unbuilt:
+            older = [(node.id, self._blocks_or_placeholder(node)) for node in self._unbuilt]
+            self._unbuilt = []
+            self._mounted[:0] = older
+        if self._hidden_before is None and self._count_started != self._generation:
+            self._count_started = self._generation
+            self._hidden_before = self._count_above(self._oldest)
+            self._update_buttons()
         waiting = [w for _, blocks in self._mounted for w in blocks if w.parent is None]
         if not waiting:
             return
