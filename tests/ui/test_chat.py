@@ -680,3 +680,32 @@ async def test_a_long_streamed_reply_is_laid_out_as_one_markdown_document(
         assert layout(streamed) == layout(reference)
         # The reference keeps its last bottom margin; the chat's block drops it.
         assert streamed.region.height == reference.region.height - 1
+
+
+async def test_only_the_newest_screenful_is_built_before_the_first_frame(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The older entries of the window are read and built after the first frame, and the
+    count of the entries above the window is taken then too."""
+    from pitui.ui.widgets.chat import FIRST_SCREEN
+
+    app = app_factory(model=None)
+    _fill(app.store, 200)  # 400 entries: 250 above the window
+    built: list[str] = []
+    blocks_for = ChatView.blocks_for
+
+    def counting(self: ChatView, node: Any) -> Any:
+        built.append(node.id)
+        return blocks_for(self, node)
+
+    monkeypatch.setattr(ChatView, "blocks_for", counting)
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        at_first_frame = len(built)
+        await view.wait_idle()
+        await pilot.pause()
+        assert at_first_frame <= FIRST_SCREEN
+        assert len(built) == WINDOW  # each entry of the window built once
+        assert str(view.query_one("#load-earlier", Button).label) == "Show 250 earlier entries"
+        users = [str(u.visual) for u in view.query(UserBlock)]
+        assert users == [f"question {i}" for i in range(125, 200)]
