@@ -1324,8 +1324,10 @@ class ChatView(UsesApp, VerticalScroll):
         return out
 
     def _find_call(self, node: Node, call_id: str) -> dict[str, Any] | None:
-        """The tool call a result answers: remembered, else in the nearest assistant above."""
-        call = self._calls.get(call_id)
+        """The tool call a result answers: remembered, else in the nearest assistant above.
+        Taken out once used, so that scrolling back does not keep every call (and its
+        arguments) seen so far."""
+        call = self._calls.pop(call_id, None)
         if call is not None:
             return call
         store = self.pitui.store
@@ -1334,7 +1336,7 @@ class ChatView(UsesApp, VerticalScroll):
             if parent.type == "message" and parent.role == "assistant":
                 for block in tool_calls(store.read(parent).get("message")):
                     self._calls.setdefault(str(block.get("id")), block)
-                return self._calls.get(call_id)
+                return self._calls.pop(call_id, None)
             parent = parent.parent
         return None
 
