@@ -709,3 +709,21 @@ async def test_only_the_newest_screenful_is_built_before_the_first_frame(
         assert str(view.query_one("#load-earlier", Button).label) == "Show 250 earlier entries"
         users = [str(u.visual) for u in view.query(UserBlock)]
         assert users == [f"question {i}" for i in range(125, 200)]
+
+
+async def test_switching_sessions_lets_the_collector_free_the_old_one(
+    app_factory: Callable[..., PituiApp], tmp_path: Path
+) -> None:
+    """``pitui`` freezes its start-up heap (the session's nodes) out of the cyclic collector;
+    a switch to another session unfreezes it, so the old nodes can be collected."""
+    app = app_factory(model=None)
+    _fill(app.store, 3)
+    async with app.run_test(size=SIZE) as pilot:
+        gc.freeze()
+        try:
+            other = SessionStore.create(tmp_path / "other", str(tmp_path))
+            app.switch_session(other)
+            await pilot.pause()
+            assert gc.get_freeze_count() == 0
+        finally:
+            gc.unfreeze()
