@@ -1035,14 +1035,15 @@ class ChatView(UsesApp, VerticalScroll):
             dropped, self._mounted = self._mounted[-excess:], self._mounted[:-excess]
             self._hidden_after += len(dropped)
         with self.app.batch_update():
+            # The newest go first: at most MAX_MOUNTED entries are ever mounted at once.
+            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
+            if gone:
+                await self.remove_children(gone)
             if widgets:
                 if self._load_earlier is not None and self._load_earlier.parent is self:
                     await self.mount_all(widgets, after=self._load_earlier)
                 else:
                     await self.mount_all(widgets, before=0)
-            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
-            if gone:
-                await self.remove_children(gone)
             if dropped and self._load_later is None:
                 self._load_later = ChatButton("", id="load-later", compact=True)
                 await self.mount(self._load_later)
