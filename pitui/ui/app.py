@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import gc
 import logging
 import os
 import signal
@@ -115,6 +116,7 @@ class PituiApp(App[int]):
         self.bridge.detach()
         self._detach_workspace()  # checkpoints wiring (issue 13)
         old.close()
+        gc.unfreeze()  # frozen at start-up (pitui.cli.tui): the old session can be collected
         self.store = store
         self._offered_take_over = False
         self.agent = self._new_agent(store)

@@ -682,3 +682,50 @@ async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
         shown = [strip.text.strip() for strip in map(streamed.view.render_line, range(12))]
         assert shown[:4] == ["Step 0", "", "", "x = 1"]  # a heading, then a fence (padded)
         assert "• item 2" in shown
+
+
+async def test_only_the_newest_screenful_is_built_before_the_first_frame(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The older entries of the window are read and built after the first frame, and the
+    count of the entries above the window is taken then too."""
+    from pitui.ui.widgets.chat import FIRST_SCREEN
+
+    app = app_factory(model=None)
+    _fill(app.store, 200)  # 400 entries: 250 above the window
+    built: list[str] = []
+    blocks_for = ChatView.blocks_for
+
+    def counting(self: ChatView, node: Any) -> Any:
+        built.append(node.id)
+        return blocks_for(self, node)
+
+    monkeypatch.setattr(ChatView, "blocks_for", counting)
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        at_first_frame = len(built)
+        await view.wait_idle()
+        await pilot.pause()
+        assert at_first_frame <= FIRST_SCREEN
+        assert len(built) == WINDOW  # each entry of the window built once
+        assert str(view.query_one("#load-earlier", Button).label) == "Show 250 earlier entries"
+        users = [str(u.visual) for u in view.query(UserBlock)]
+        assert users == [f"question {i}" for i in range(125, 200)]
+
+
+async def test_switching_sessions_lets_the_collector_free_the_old_one(
+    app_factory: Callable[..., PituiApp], tmp_path: Path
+) -> None:
+    """``pitui`` freezes its start-up heap (the session's nodes) out of the cyclic collector;
+    a switch to another session unfreezes it, so the old nodes can be collected."""
+    app = app_factory(model=None)
+    _fill(app.store, 3)
+    async with app.run_test(size=SIZE) as pilot:
+        gc.freeze()
+        try:
+            other = SessionStore.create(tmp_path / "other", str(tmp_path))
+            app.switch_session(other)
+            await pilot.pause()
+            assert gc.get_freeze_count() == 0
+        finally:
+            gc.unfreeze()

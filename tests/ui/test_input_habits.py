@@ -538,3 +538,30 @@ async def test_recalled_prompts_open_no_dropdown(app_factory: Callable[..., Pitu
         assert not app.query_one(CommandMenu).display
         await pilot.press("up")  # still walks the history
         assert editor.text == "/tree"
+
+
+# ---------------------------------------------------------------------------------- start-up
+
+
+async def test_the_editor_has_the_focus_from_the_start_and_the_chat_never_gets_it(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual's auto focus would focus the chat first (restyling every block in it before the
+    first frame) and hand it to the editor a moment later: the editor gets it at once."""
+    from textual.widget import Widget
+
+    app = app_factory(model=None)
+    _fill(app.store, 20)
+    chat_focus: list[bool] = []
+
+    def watch_has_focus(self: ChatView, value: bool) -> None:
+        chat_focus.append(value)
+        Widget.watch_has_focus(self, value)
+
+    monkeypatch.setattr(ChatView, "watch_has_focus", watch_has_focus, raising=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.focused, PromptEditor)
+        await pilot.press("h", "i")
+        assert app.query_one(PromptEditor).text == "hi"
+    assert chat_focus == []

@@ -28,6 +28,9 @@ DOUBLE_ESCAPE = 0.5
 
 
 class MainScreen(UsesApp, Screen[None]):
+    AUTO_FOCUS: ClassVar[str | None] = "#prompt"
+    """The editor, never the chat: focusing the chat first (Textual's default, the first
+    focusable widget) restyles every block in it, twice, before the first frame."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Abort / tree (twice)", show=True),
         Binding("ctrl+c", "interrupt", "Abort / copy", show=False, priority=True),

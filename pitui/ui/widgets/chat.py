@@ -622,6 +622,8 @@ class ChatView(UsesApp, VerticalScroll):
         self._leaf_id: str | None = None
         self._path_ids: set[str] = set()
         self._mounted: list[tuple[str, list[Widget]]] = []
+        self._unbuilt: list[Node] = []  # older entries of a fresh window, built after the frame
+        self._count_started = 0  # the generation whose count of entries above has begun
         self._oldest: Node | None = None  # the oldest entry walked (earlier ones start above)
         self._hidden_before: int | None = 0  # visible entries above the window (None: counting)
         self._hidden_after = 0  # newer entries unmounted after scrolling far back
@@ -785,7 +787,9 @@ class ChatView(UsesApp, VerticalScroll):
             await self._events.join()
             if self._pending:
                 self._events.put_nowait(_FLUSH)
-            elif any(w.parent is None for _, blocks in self._mounted for w in blocks):
+            elif self._unbuilt or any(
+                w.parent is None for _, blocks in self._mounted for w in blocks
+            ):
                 self._events.put_nowait(_FILL)
             elif self._loading or self._to_load:
                 if self._to_load:
@@ -836,14 +840,19 @@ class ChatView(UsesApp, VerticalScroll):
         self._hidden_after = 0
         self._load_later = None
         self._to_load = []
-        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in entries]
-        self._hidden_before = self._count_above(self._oldest)
+        # Only the newest screenful is built now; the rest of the window (and the count of
+        # what is above it) after the first frame, in _fill_window.
+        self._unbuilt = entries[:-FIRST_SCREEN]
+        newest = entries[-FIRST_SCREEN:]
+        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in newest]
+        above = self._oldest.parent if self._oldest is not None else None
+        self._hidden_before = None if above is not None else 0
         self._load_earlier = None
         widgets: list[Widget] = []
         if self._hidden_before != 0:
             self._load_earlier = self._earlier_button()
             widgets.append(self._load_earlier)
-        for _, blocks in self._mounted[-FIRST_SCREEN:]:
+        for _, blocks in self._mounted:
             widgets.extend(blocks)
         return widgets
 
@@ -869,7 +878,16 @@ class ChatView(UsesApp, VerticalScroll):
             self._update_buttons()
 
     async def _fill_window(self) -> None:
-        """Mount the older part of the window, above what the first frame showed."""
+        """Build and mount the older part of the window, above what the first frame showed;
+        count what is above the window."""
+        if self._unbuilt:
+            older = [(node.id, self._blocks_or_placeholder(node)) for node in self._unbuilt]
+            self._unbuilt = []
+            self._mounted[:0] = older
+        if self._hidden_before is None and self._count_started != self._generation:
+            self._count_started = self._generation
+            self._hidden_before = self._count_above(self._oldest)
+            self._update_buttons()
         waiting = [w for _, blocks in self._mounted for w in blocks if w.parent is None]
         if not waiting:
             return
@@ -940,14 +958,15 @@ class ChatView(UsesApp, VerticalScroll):
             dropped, self._mounted = self._mounted[-excess:], self._mounted[:-excess]
             self._hidden_after += len(dropped)
         with self.app.batch_update():
+            # The newest go first: at most MAX_MOUNTED entries are ever mounted at once.
+            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
+            if gone:
+                await self.remove_children(gone)
             if widgets:
                 if self._load_earlier is not None and self._load_earlier.parent is self:
                     await self.mount_all(widgets, after=self._load_earlier)
                 else:
                     await self.mount_all(widgets, before=0)
-            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
-            if gone:
-                await self.remove_children(gone)
             if dropped and self._load_later is None:
                 self._load_later = ChatButton("", id="load-later", compact=True)
                 await self.mount(self._load_later)
@@ -1231,8 +1250,10 @@ class ChatView(UsesApp, VerticalScroll):
         return out
 
     def _find_call(self, node: Node, call_id: str) -> dict[str, Any] | None:
-        """The tool call a result answers: remembered, else in the nearest assistant above."""
-        call = self._calls.get(call_id)
+        """The tool call a result answers: remembered, else in the nearest assistant above.
+        Taken out once used, so that scrolling back does not keep every call (and its
+        arguments) seen so far."""
+        call = self._calls.pop(call_id, None)
         if call is not None:
             return call
         store = self.pitui.store
@@ -1241,7 +1262,7 @@ class ChatView(UsesApp, VerticalScroll):
             if parent.type == "message" and parent.role == "assistant":
                 for block in tool_calls(store.read(parent).get("message")):
                     self._calls.setdefault(str(block.get("id")), block)
-                return self._calls.get(call_id)
+                return self._calls.pop(call_id, None)
             parent = parent.parent
         return None
 
