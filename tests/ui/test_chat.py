@@ -456,8 +456,13 @@ async def test_live_appends_prune_the_oldest_blocks(app_factory: Callable[..., P
         await pilot.pause()
         assert not view.query("#load-earlier")
         _fill(app.store, 30, "more ")  # 60 more entries: past the window and its slack
-        await view.wait_idle()
-        await pilot.pause()
+        # The appends reach the view through the app's queue: wait until the last one shows.
+        for _ in range(500):
+            await view.wait_idle()
+            await pilot.pause()
+            answers = view.query(AssistantBlock)
+            if answers and answers.last().source == "more answer 29":
+                break
         # Past the window and its slack, the oldest were unmounted at once (back to the window).
         button = view.query_one("#load-earlier", Button)
         assert str(button.label) == f"Show {PRUNE_SLACK + 1} earlier entries"

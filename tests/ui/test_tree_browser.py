@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, slow, text
+from support.screens import screen_up
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
@@ -84,7 +85,7 @@ async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float 
 
 async def open_tree(pilot: Pilot[Any]) -> SessionTree:
     await pilot.press("ctrl+t")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TreeBrowserScreen))
+    await wait_for(pilot, lambda: screen_up(pilot.app, TreeBrowserScreen))
     await pilot.pause()
     tree = pilot.app.screen.query_one(SessionTree)
     await settle(pilot, tree)
@@ -114,7 +115,7 @@ async def go_to(pilot: Pilot[Any], tree: SessionTree, entry_id: str) -> None:
 
 async def choose(pilot: Pilot[Any], option_id: str) -> None:
     """Pick an option of the summary prompt with the keyboard."""
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SummaryPrompt))
+    await wait_for(pilot, lambda: screen_up(pilot.app, SummaryPrompt))
     options = pilot.app.screen.query_one(OptionList)
     ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
     await pilot.press(*["down"] * ids.index(option_id), "enter")
@@ -130,14 +131,14 @@ async def test_double_escape_on_an_empty_editor_opens_the_tree(
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause()
         tree = app.screen.query_one(SessionTree)
         assert app.focused is tree
         assert tree.cursor_entry_id == LEAF
         assert tree.visible_ids() == DEFAULT_ORDER
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         assert isinstance(app.focused, PromptEditor)
 
 
@@ -163,7 +164,7 @@ async def test_context_tab_can_be_the_initial_tab(app_factory: Callable[..., Pit
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(TreeBrowserScreen(initial_tab="context"))
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause()
         assert app.screen.query_one(DetailsPane).active_tab == "context"
 
@@ -226,7 +227,7 @@ async def test_a_click_highlights_and_a_second_click_selects(
         await wait_for(pilot, lambda: selected == [ALTERNATIVE])
         assert tree.cursor_entry_id == ALTERNATIVE
         # Leaving the tie branch: the summary prompt offers "No summary" only (no model).
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         options = app.screen.query_one(OptionList)
         assert options.option_count == 1
         await pilot.press("enter")
@@ -243,7 +244,7 @@ async def test_a_double_click_selects_at_once(app_factory: Callable[..., PituiAp
         line = tree.line_of(OK_EAGER)
         assert line is not None
         await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y), times=2)
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         assert tree.cursor_entry_id == OK_EAGER
 
 
@@ -347,7 +348,7 @@ async def test_search_filters_rows_and_escape_clears_it_first(
         await settle(pilot, tree)
         assert tree.visible_ids() == [READ_RESULT]
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
 
 
 async def test_search_matches_labels(app_factory: Callable[..., PituiApp]) -> None:
@@ -695,7 +696,7 @@ async def test_selecting_an_ancestor_needs_no_prompt_and_moves_the_leaf(
         assert isinstance(app.screen, TreeBrowserScreen)
         await go_to(pilot, tree, TIE1)
         await pilot.press("enter")  # a descendant of the leaf: nothing is left behind
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         assert app.store.leaf_id == DONE  # a user message: the leaf goes to its parent
         assert app.screen.query_one(PromptEditor).text == "tie sibling 1"
 
@@ -713,7 +714,7 @@ async def test_edit_and_resubmit_a_past_prompt(
         await go_to(pilot, tree, LAZY)
         await pilot.press("enter")
         await choose(pilot, "none")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         editor = app.screen.query_one(PromptEditor)
         await wait_for(pilot, lambda: editor.text == "Yes, lazy loading, and show labels.")
         assert app.store.leaf_id == ASK
@@ -783,7 +784,7 @@ async def test_summarize_with_instructions(
         assert isinstance(app.focused, OptionList)
         assert app.focused.highlighted == 2  # still on "Summarize with instructions…"
         await pilot.press("enter", *"the file names", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         editor = app.screen.query_one(PromptEditor)
         await wait_for(pilot, lambda: editor.text == "Yes, lazy loading, and show labels.")
         leaf = app.store.leaf
@@ -825,10 +826,10 @@ async def test_escape_on_the_summary_prompt_changes_nothing(
         tree = await open_tree(pilot)
         await go_to(pilot, tree, ALTERNATIVE)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         assert app.screen.query_one(OptionList).option_count == 3
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         assert app.store.leaf_id == LEAF
         assert app.focused is tree
     assert llm.requests == []
@@ -843,9 +844,9 @@ async def test_label_edit_sets_and_clears(app_factory: Callable[..., PituiApp]) 
         tree = await open_tree(pilot)
         await go_to(pilot, tree, SIMPLE)
         await pilot.press("L")
-        await wait_for(pilot, lambda: isinstance(app.screen, LabelPrompt))
+        await wait_for(pilot, lambda: screen_up(app, LabelPrompt))
         await pilot.press(*"plan [b]", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         assert app.store.label_of(SIMPLE) == "plan [b]"
         line = tree.line_of(SIMPLE)
         assert line is not None
@@ -853,7 +854,7 @@ async def test_label_edit_sets_and_clears(app_factory: Callable[..., PituiApp]) 
         await pilot.press("ctrl+l")  # labeled-only
         assert tree.visible_ids() == [SIMPLE]
         await pilot.press("L")
-        await wait_for(pilot, lambda: isinstance(app.screen, LabelPrompt))
+        await wait_for(pilot, lambda: screen_up(app, LabelPrompt))
         assert app.screen.query_one(Input).value == "plan [b]"
         await pilot.press("ctrl+u", "enter")  # empty clears
         await wait_for(pilot, lambda: app.store.label_of(SIMPLE) is None)
@@ -973,7 +974,7 @@ async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., Pi
         await pilot.pause()
         assert "Close" in str(footer.query("FooterKey").first().render())
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
 
 
 async def test_the_leaf_marker_is_never_cropped(app_factory: Callable[..., PituiApp]) -> None:
@@ -1026,7 +1027,7 @@ async def test_reopening_starts_afresh_and_follows_what_happened_meanwhile(
         await pilot.press("slash", *"tie")
         await settle(pilot, tree)
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         new = app.store.append_message({"role": "user", "content": "while closed"})
         tree = await open_tree(pilot)
         assert app.screen is first_screen  # the same browser, kept
