@@ -6,7 +6,8 @@ only its last block again, so the cost per frame does not grow with the reply (s
 :class:`AssistantBlock` and :mod:`pitui.ui.widgets.markdown_view`). When the stored
 assistant message arrives with the streamed text, the preview becomes its block as it is
 (nothing is rendered again). Every store and agent event goes through one queue and one
-consumer, so deltas, stored entries and leaf moves are applied in the order they happened. What is done per event is O(change): no walk of the path.
+consumer, so deltas, stored entries and leaf moves are applied in the order they happened.
+What is done per event is O(change): no walk of the path.
 
 Only a window of the newest blocks is mounted, the newest screenful before the first frame and
 the rest just after it. "Show N earlier entries" mounts the previous window and unmounts the
