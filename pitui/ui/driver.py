@@ -19,7 +19,7 @@ from codecs import getincrementaldecoder
 from typing import Any
 
 from textual._parser import ParseError
-from textual._xterm_parser import XTermParser
+from textual.drivers import linux_driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 
@@ -69,7 +69,8 @@ class PituiDriver(LinuxDriver):
         if wake is not None:
             _drain(wake[0])  # a wake-up left from the last stop (a suspend)
             selector.register(wake[0], selectors.EVENT_READ)
-        parser = XTermParser(self._debug)
+        # Looked up now: pitui.ui.keys.answer_lone_escape may have put its parser there.
+        parser = linux_driver.XTermParser(self._debug)
         decode = getincrementaldecoder("utf-8")().decode
         try:
             while not self.exit_event.is_set():

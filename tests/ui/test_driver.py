@@ -60,6 +60,34 @@ async def test_the_input_thread_delivers_keys_and_stops_at_once(
     assert not thread.is_alive()
 
 
+@pytest.mark.timeout(60)
+async def test_a_lone_esc_arrives_at_once(
+    driver: tuple[PituiDriver, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc is reported on the read that brought it: with the input poll at an hour, Textual's
+    wait for a sequence that might follow would hold it for that hour."""
+    from textual.drivers import linux_driver
+
+    from pitui.ui.keys import answer_lone_escape
+
+    monkeypatch.delenv("ESCDELAY", raising=False)
+    monkeypatch.setattr(linux_driver, "XTermParser", linux_driver.XTermParser)  # restored after
+    answer_lone_escape()
+    made, master = driver
+    received: list[Any] = []
+    made.process_message = received.append  # type: ignore[method-assign]
+    thread = threading.Thread(target=made.run_input_thread, name="test-input")
+    made._key_thread = thread
+    thread.start()
+    os.write(master, b"\x1b")
+    deadline = time.monotonic() + 20
+    while not any(isinstance(e, events.Key) and e.key == "escape" for e in received):
+        assert time.monotonic() < deadline, f"Esc never arrived: {received}"
+        time.sleep(0.01)
+    made.disable_input()
+    assert not thread.is_alive()
+
+
 def test_the_app_uses_it_unless_textual_driver_says_otherwise(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
