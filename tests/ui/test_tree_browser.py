@@ -28,6 +28,7 @@ from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryPrompt
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
 from pitui.ui.widgets import session_tree
 from pitui.ui.widgets.chat import ChatView
+from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.session_tree import SessionTree
 
@@ -731,7 +732,10 @@ async def test_edit_and_resubmit_a_past_prompt(
         assert app.store.get(new_user.id)["message"]["content"][0]["text"] == (
             "Yes, lazy loading, and show labels. Please."
         )
-        chat_text = " ".join(str(w.render()) for w in app.screen.query_one(ChatView).query("*"))
+        chat_text = " ".join(
+            w.text if isinstance(w, MarkdownView) else str(w.render())
+            for w in app.screen.query_one(ChatView).query("*")
+        )
         assert "Lazy loading it is, then." in chat_text
         assert "Answering tie sibling 2." not in chat_text
         tree = await open_tree(pilot)

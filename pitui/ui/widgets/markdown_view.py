@@ -170,6 +170,11 @@ class MarkdownView(Widget):
             self._texts = [strip.text.rstrip() for strip in (*self._done, *self._open)]
         return self._texts
 
+    @property
+    def text(self) -> str:
+        """The text as shown (its rendered lines; empty before the first layout)."""
+        return "\n".join(self._line_texts())
+
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         return selection.extract("\n".join(self._line_texts())), "\n"
 
