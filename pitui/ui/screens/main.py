@@ -7,6 +7,7 @@ when idle it copies the mouse selection (or the editor's), else it does what Tex
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import ClassVar
 
@@ -76,9 +77,16 @@ class MainScreen(UsesApp, Screen[None]):
             # The provider layer takes seconds to import: do it off the event loop, after the
             # first frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
+        self.call_after_refresh(self._warm_up_markdown)
 
     def _show_new_below(self, shown: bool) -> None:
         self.query_one(NewBelowMarker).set_class(shown, "-shown")
+
+    def _warm_up_markdown(self) -> None:
+        from pitui.ui.markdown_lines import warm_up
+
+        # In a thread, after the first frame: the first reply shows without that wait.
+        threading.Thread(target=warm_up, name="pitui-markdown-warm-up", daemon=True).start()
 
     def _preload_provider(self) -> None:
         from pitui.llm.lazy import preload
