@@ -21,6 +21,7 @@ from pitui.session.store import SessionStore
 
 MAX_LISTED = 300
 MAX_ENTRY_BYTES = 1_000_000
+NEAREST_KEPT = 256  # remembered answers of CheckpointIndex._nearest_at
 READ_ONLY_TOOL_NAMES = frozenset({"read", "ls", "grep", "find"})
 """Tools that never change files: their results do not make a node's files uncertain."""
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -76,18 +77,24 @@ class CheckpointIndex:
         self.store = store
         self._by_id: dict[str, CheckpointRef] = {}
         self._by_parent: dict[str | None, list[CheckpointRef]] = {}
-        self._seen = 0
+        self._seen = 0  # entries of the store looked at (hidden ones included)
+        # entry id -> (the nearest checkpoint entry at or above it, whether no entry between
+        # changed files): a few recent answers, so that a look from a new leaf stops at its
+        # parent's answer instead of walking the whole path again.
+        self._nearest: dict[str, tuple[CheckpointRef | None, bool]] = {}
         self._scan()
 
     def _scan(self) -> None:
-        nodes = list(self.store.nodes())
-        if len(nodes) < self._seen:
+        store = self.store
+        if store.entry_count < self._seen:  # the file was replaced by a shorter one
             self._by_id.clear()
             self._by_parent.clear()
+            self._nearest.clear()
             self._seen = 0
-        for node in nodes[self._seen :]:
-            self._consider(node)
-        self._seen = len(nodes)
+        for node in store.nodes_from(self._seen):  # only what was appended (O(new))
+            if not node.hidden:
+                self._consider(node)
+        self._seen = store.entry_count
 
     def _consider(self, node: Node) -> None:
         if node.type != "custom" or node.id in self._by_id:
@@ -127,24 +134,44 @@ class CheckpointIndex:
         store = self.store
         if entry_id is None:
             return None
-        node: Node | None = store.node(entry_id)
-        exact = True
-        first = True
-        while node is not None:
-            if first:
-                # Checkpoints attached to the node itself are the latest look at its files
-                # (a restore away from it saves the folder there).
-                attached = self._by_parent.get(node.id)
-                if attached:
-                    return StateAt(attached[-1], True)
-                first = False
-            ref = self._by_id.get(node.id)
+        node = store.node(entry_id)
+        # Checkpoints attached to the node itself are the latest look at its files (a restore
+        # away from it saves the folder there).
+        attached = self._by_parent.get(node.id)
+        if attached:
+            return StateAt(attached[-1], True)
+        ref, exact = self._nearest_at(node)
+        return StateAt(ref, exact) if ref is not None else None
+
+    def _nearest_at(self, node: Node) -> tuple[CheckpointRef | None, bool]:
+        """(The nearest checkpoint entry at or above ``node``, whether no entry from ``node``
+        up to it changed files). Walks up to the first remembered answer (the parent's, after
+        an append), so a look from the growing leaf costs O(1), not O(path)."""
+        store = self.store
+        chain: list[Node] = []
+        cur: Node | None = node
+        found: tuple[CheckpointRef | None, bool] = (None, False)
+        while cur is not None:
+            known = self._nearest.get(cur.id)
+            if known is not None:
+                found = known
+                break
+            ref = self._by_id.get(cur.id)
             if ref is not None:
-                return StateAt(ref, exact)
-            if exact and changes_files(store, node):
-                exact = False
-            node = node.parent
-        return None
+                found = (ref, True)
+                break
+            chain.append(cur)
+            cur = cur.parent
+        ref, exact = found
+        if ref is not None:
+            for below in reversed(chain):  # from the checkpoint down to ``node``
+                if exact and changes_files(store, below):
+                    exact = False
+        answer = (ref, exact)
+        if len(self._nearest) >= NEAREST_KEPT:
+            self._nearest.pop(next(iter(self._nearest)))
+        self._nearest[node.id] = answer
+        return answer
 
     def previous_for_leaf(self) -> CheckpointRef | None:
         """The checkpoint a new one at the current leaf follows (the leaf's state)."""
@@ -157,10 +184,14 @@ class CheckpointIndex:
         out: set[str] = set()
         if leaf_id is None:
             return out
-        for node in self.store.path_to(leaf_id):
-            ref = self._by_id.get(node.id)
-            if ref is not None:
-                out.add(ref.commit)
+        store = self.store
+        cur: Node | None = store.node(leaf_id)
+        while cur is not None:  # from checkpoint to checkpoint, not entry by entry
+            ref = self._nearest_at(cur)[0]
+            if ref is None:
+                break
+            out.add(ref.commit)
+            cur = store.node(ref.entry_id).parent
         out.update(ref.commit for ref in self._by_parent.get(leaf_id, ()))
         return out
 

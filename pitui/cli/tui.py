@@ -9,6 +9,7 @@ marker, lock released) before the app returns; the process then leaves at once (
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -65,6 +66,11 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         ask_missing_cwd=forced_work_dir is None,
     )
     app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
+    # The session's nodes and the modules loaded so far live as long as the app: keep them out
+    # of the cyclic collector's full passes, which otherwise walk every node of a big session
+    # while the first frame is built (and at every later full collection). Unfrozen when the
+    # app switches sessions, so the old one's nodes can be collected.
+    gc.freeze()
     app.run()
     sys.stdout.flush()
     # Textual sets return_code 1 when the app crashed: that must not look like success.

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from pitui.llm.models import (
@@ -44,6 +42,9 @@ def context_length(show: dict[str, Any]) -> int | None:
 
 
 def _show(base: str, model: str) -> int | None:
+    import urllib.error  # here: urllib.request costs tens of ms on the path to the first frame
+    import urllib.request
+
     url = base.rstrip("/").removesuffix("/v1") + "/api/show"
     request = urllib.request.Request(
         url,

@@ -30,15 +30,37 @@ _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 
 
+class _ProviderLoop(asyncio.SelectorEventLoop):
+    """An event loop that does not wake itself up for a callback added from its own thread.
+
+    ``call_soon_threadsafe`` writes a byte to the loop's wake-up pipe: a system call, which
+    lets another thread take the GIL. litellm's stream wrapper starts and drops an async
+    generator for every chunk, and asyncio schedules each one's ``aclose()`` that way; with the
+    UI thread busy painting, each of those system calls cost the stream up to a GIL switch
+    interval (5 ms), so a reply streamed at full speed took seconds per thousand chunks. A
+    callback added by the running loop's own thread needs no wake-up: it runs at the next
+    iteration."""
+
+    thread_id: int | None = None
+
+    def call_soon_threadsafe(  # type: ignore[override]
+        self, callback: Callable[..., Any], *args: Any, context: Any = None
+    ) -> asyncio.Handle:
+        if self.thread_id is not None and threading.get_ident() == self.thread_id:
+            return self.call_soon(callback, *args, context=context)
+        return super().call_soon_threadsafe(callback, *args, context=context)
+
+
 def provider_loop() -> asyncio.AbstractEventLoop:
     """The provider loop, started on first use (a daemon thread: it never delays exit)."""
     global _loop
     with _lock:
         if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
+            loop = _ProviderLoop()
             started = threading.Event()
 
             def run() -> None:
+                loop.thread_id = threading.get_ident()
                 asyncio.set_event_loop(loop)
                 loop.call_soon(started.set)
                 loop.run_forever()

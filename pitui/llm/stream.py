@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.llm import providers
+from pitui.llm.coalesce import anthropic_handler
 from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.models import ModelInfo, in_litellm_table
 from pitui.llm.provider_loop import Batcher, run_on_provider_loop
@@ -564,6 +565,8 @@ async def stream_reply(
     batch: Batcher[StreamEvent] = Batcher(asyncio.get_running_loop(), emit, merge_events)
 
     async def consume() -> None:
+        if str(kwargs["model"]).startswith("anthropic/"):
+            kwargs["client"] = anthropic_handler()  # its events coalesced (OpenAI's always are)
         response = await module.acompletion(**kwargs)
         try:
             async for chunk in response:

@@ -340,6 +340,11 @@ class SessionStore(EntryAppends):
         """Every entry in file order, hidden leaf markers included (a snapshot)."""
         return list(self._nodes)
 
+    def nodes_from(self, start: int) -> list[Node]:
+        """The entries from index ``start`` on (file order, hidden ones included): what was
+        appended since a reader saw ``entry_count`` entries, in O(new entries)."""
+        return self._nodes[start:]
+
     def node(self, entry_id: str) -> Node:
         node = self._by_id.get(entry_id)
         if node is None:

@@ -38,6 +38,8 @@ Tick = Callable[[int, int], None]
 """``tick(done, total)``, called now and then by long operations; it may raise to cancel."""
 
 TICK_EVERY = 1 << 12
+SEARCH_TICK_EVERY = 1 << 9
+"""A search checks entries one by one (some are parsed): it can be cancelled more often."""
 
 BRANCH = "├─ "
 LAST_BRANCH = "└─ "
@@ -665,15 +667,28 @@ class TreeLayout:
         return True
 
     def clear_folds(self) -> None:
+        changed = False
         for seg in self.segments():
-            seg.folded = False
-        self._dirty = True
+            if seg.folded:
+                seg.folded = False
+                changed = True
+        if changed:
+            self._dirty = True
 
     # ------------------------------------------------------------------ subsets
 
-    def restrict(self, keep: Callable[[Node], bool], *, tick: Tick | None = None) -> TreeLayout:
+    def restrict(
+        self,
+        keep: Callable[[Node], bool],
+        *,
+        tick: Tick | None = None,
+        candidates: Callable[[list[Node]], list[int] | None] | None = None,
+    ) -> TreeLayout:
         """The layout of the rows ``keep`` admits (a search): same order, each kept row under
         its nearest kept ancestor. One pass over the rows, nothing else is walked.
+
+        ``candidates(nodes)``: the indices of a segment's entries that ``keep`` may admit (the
+        others are skipped without calling it; None: all of them), for a fast prefilter.
 
         Only reads this layout (a worker thread may run it while the UI reads it too); it must
         be indexed (:meth:`ensure_indexed`) and must not change meanwhile."""
@@ -685,7 +700,7 @@ class TreeLayout:
         # (end row of the subtree, anchor frame)
         stack: list[tuple[int, _Frame]] = []
         done = 0
-        next_tick = TICK_EVERY
+        next_tick = SEARCH_TICK_EVERY
         total = self._rows
         for seg in self.segments():
             row = seg.row
@@ -696,8 +711,11 @@ class TreeLayout:
             pushed = False
             nodes = seg.nodes
             path = seg.path
-            for lo in range(0, len(nodes), TICK_EVERY):
-                for k in range(lo, min(lo + TICK_EVERY, len(nodes))):
+            picked = candidates(nodes) if candidates is not None else None
+            count = len(picked) if picked is not None else len(nodes)
+            for lo in range(0, count, SEARCH_TICK_EVERY):
+                for j in range(lo, min(lo + SEARCH_TICK_EVERY, count)):
+                    k = picked[j] if picked is not None else j
                     node = nodes[k]
                     if not keep(node):
                         continue
@@ -716,9 +734,15 @@ class TreeLayout:
                     else:
                         stack.append((end, frame))
                         pushed = True
-                done += min(TICK_EVERY, len(nodes) - lo)
+                if picked is None:
+                    done += min(SEARCH_TICK_EVERY, count - lo)
                 if tick is not None and done >= next_tick:
-                    next_tick = done + TICK_EVERY
+                    next_tick = done + SEARCH_TICK_EVERY
+                    tick(done, total)
+            if picked is not None:
+                done += len(nodes)
+                if tick is not None and done >= next_tick:
+                    next_tick = done + SEARCH_TICK_EVERY
                     tick(done, total)
         out._find_path()
         return out

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
-from operator import ge
+from operator import attrgetter, ge
 from typing import Any
 
 from pitui.session import codec
@@ -192,13 +193,51 @@ class Matcher:
         self.scan: FileScan | None = None
         """Where the tokens are in the file (:meth:`scan_file`); without it, each entry's line
         is read and searched."""
+        self._maybe: set[int] | None = None
+        self._labeled: set[str] = set()
 
-    def scan_file(self, tick: Callable[[int, int], None] | None = None) -> None:
+    def scan_file(
+        self, tick: Callable[[int, int], None] | None = None, index: FileIndex | None = None
+    ) -> None:
         """Find the tokens in the whole session file at once (much faster than per entry on a
-        large session). Entries the scan does not cover are still checked one by one."""
+        large session). Entries the scan does not cover are still checked one by one.
+        ``index``: the file's :class:`FileIndex` when one was made already."""
         usable = [i for i, t in enumerate(self.tokens) if self._safe[i] and t.isascii()]
         if usable:
-            self.scan = FileScan.run(self.store, self.tokens, usable, self.read, tick)
+            self.scan = FileScan.run(self.store, self.tokens, usable, self.read, tick, index)
+
+    def candidates(self, nodes: list[Node]) -> list[int] | None:
+        """Indices of the entries of ``nodes`` that may match (the others cannot), found at
+        C speed from the file scan; None when every entry must be checked."""
+        scan = self.scan
+        if scan is None:
+            return None
+        if self._maybe is None:
+            self._maybe = scan.maybe()
+            self._labeled = set(self.store.labels)
+        maybe = self._maybe
+        if maybe is None:
+            return None
+        offsets = list(map(_offset_of, nodes))
+        flags = bytearray(map(maybe.__contains__, offsets))
+        # An entry appended after the scan is checked alone; a label can hold the tokens.
+        covered = bytes(map(scan.lines.__contains__, offsets))  # a range: in C
+        at = covered.find(0)
+        while at >= 0:
+            flags[at] = 1
+            at = covered.find(0, at + 1)
+        if self._labeled:
+            labeled = bytes(map(self._labeled.__contains__, map(_id_of, nodes)))
+            at = labeled.find(1)
+            while at >= 0:
+                flags[at] = 1
+                at = labeled.find(1, at + 1)
+        out = []
+        at = flags.find(1)
+        while at >= 0:
+            out.append(at)
+            at = flags.find(1, at + 1)
+        return out
 
     def _parse(self, node: Node) -> dict[str, Any]:
         """Parsed entries, a few kept (tool results of one assistant share its calls)."""
@@ -226,18 +265,24 @@ class Matcher:
                 return True
         else:
             pending = list(range(len(tokens)))
+        role = node.role
+        if role:
+            # The searchable text starts with the role: a token in it matches without parsing.
+            lowered = role.lower()
+            pending = [i for i in pending if tokens[i] not in lowered]
+            if not pending:
+                return True
         rest = [tokens[i] for i in pending]
         safe = self._safe
         pending = [i for i in pending if safe[i]]
         if not pending:
             return self._exact(node, rest)
         scan = self.scan
-        if scan is not None and node.offset >= 0 and node.offset in scan.lines:
+        if scan is not None and node.offset in scan.lines:
             return scan.admits(node, pending) and self._exact(node, rest)
         raw = self.read(node)
         if _line_needs_parse(raw):
             return self._exact(node, rest)
-        role = node.role
         calls: list[bytes] | None = None
         for i in pending:
             if self._present(raw, i):
@@ -311,6 +356,100 @@ SCAN_BLOCK = 1 << 22
 
 _ID = re.compile(rb'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _ESCAPE_MARKERS = (b"\\u", b"\\b", b"\\f")
+_offset_of = attrgetter("offset")
+_id_of = attrgetter("id")
+
+
+class FileIndex:
+    """What every search needs to know about the stored lines, whatever the query: where each
+    line is, which lines need parsing (escapes), which hold a ``"limit"``, which tool results
+    name which call id, where the compactions are. Made once by scanning the file
+    (:meth:`build`) and shared by the searches that follow (it is never changed after it is
+    made, so worker threads can read it together). Entries appended later are not covered:
+    searches check them one by one."""
+
+    def __init__(self, starts: list[int], ends: list[int], nodes: list[Node]) -> None:
+        self.starts = array("q", starts)
+        self.ends = array("q", ends)
+        self.nodes = nodes
+        """The entries covered, in file order (``starts[i]`` is where ``nodes[i]`` is)."""
+        self.lines = range(starts[0], ends[-1])
+        """Where the lines covered are: every entry shown whose line starts in this range (an
+        entry appended later starts after it)."""
+        self.needs_parse: set[int] = set()
+        self.limit: set[int] = set()
+        self.calls: dict[bytes, list[int]] = {}
+        """Call id -> the lines (offsets) of the tool results naming it."""
+        self._compactions: set[int] | None = None
+
+    def node_at(self, offset: int) -> Node:
+        """The entry whose line starts at ``offset`` (one of :attr:`lines`)."""
+        return self.nodes[bisect_left(self.starts, offset)]
+
+    @property
+    def compactions(self) -> set[int]:
+        """Offsets of the compaction entries (made when first asked for)."""
+        found = self._compactions
+        if found is None:
+            found = self._compactions = {n.offset for n in self.nodes if n.type == "compaction"}
+        return found
+
+    @property
+    def first(self) -> int:
+        return self.starts[0]
+
+    @property
+    def end(self) -> int:
+        return self.ends[-1]
+
+    @classmethod
+    def build(
+        cls, store: SessionStore, tick: Callable[[int, int], None] | None = None
+    ) -> FileIndex | None:
+        """Scan the session file once (None: its lines are not stored as-is, or it is empty)."""
+        path = store.path
+        if path is None or not store.lines_as_stored:
+            return None
+        nodes = [n for n in store.nodes() if n.offset >= 0]
+        if not nodes:
+            return None
+        starts = list(map(_offset_of, nodes))
+        if any(map(ge, starts, islice(starts, 1, None))):
+            return None  # not in file order (never expected): check line by line
+        ends = [n.offset + n.length for n in nodes]
+        index = cls(starts, ends, nodes)
+        calls = index.calls
+        first, end = starts[0], ends[-1]
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            pos = first
+            while pos < end:
+                size = min(SCAN_BLOCK, end - pos)
+                data = os.pread(fd, size + 4096, pos)
+                for marker in _ESCAPE_MARKERS:
+                    _mark(data, marker, pos, size, starts, ends, index.needs_parse)
+                c1 = _C1_BYTES.search(data, 0, size + 1)
+                while c1 is not None and c1.start() < size:
+                    line = _line_at(pos + c1.start(), starts, ends)
+                    if line is not None:
+                        index.needs_parse.add(starts[line])
+                    c1 = _C1_BYTES.search(data, c1.start() + 1, size + 1)
+                _mark(data, b'"limit"', pos, size, starts, ends, index.limit)
+                for match in _CALL_ID.finditer(data, 0, size + 4096):
+                    if match.start() >= size:
+                        break
+                    line = _line_at(pos + match.start(), starts, ends)
+                    if line is not None:
+                        calls.setdefault(match.group(1), []).append(starts[line])
+                pos += size
+                if tick is not None:
+                    tick(pos - first, end - first)
+        finally:
+            os.close(fd)
+        return index
 
 
 class FileScan:
@@ -320,16 +459,18 @@ class FileScan:
     For token ``i`` an entry can match only if its line holds the token, or its line needs
     parsing (escapes), or it is a tool result whose call's line holds it, or (a token with
     digits) its text computes digits (a compaction, a ``read`` with a ``limit``). Those are
-    the same rules as :class:`Matcher`'s line-by-line check, for every line at once.
+    the same rules as :class:`Matcher`'s line-by-line check, for every line at once. What does
+    not depend on the tokens comes from a :class:`FileIndex`.
     """
 
-    def __init__(self, lines: set[int], tokens: int) -> None:
-        self.lines = lines
-        """Offsets of the lines the scan covers."""
+    def __init__(self, index: FileIndex, tokens: int) -> None:
+        self.index = index
+        self.lines = index.lines
+        """Where the lines the scan covers are (see :attr:`FileIndex.lines`)."""
         self.hits: list[set[int]] = [set() for _ in range(tokens)]
         self.calls: list[set[int]] = [set() for _ in range(tokens)]
-        self.needs_parse: set[int] = set()
-        self.limit: set[int] = set()
+        self.needs_parse = index.needs_parse
+        self.limit = index.limit
         self.digits: list[bool] = [False] * tokens
         self.scanned: set[int] = set()
         """The tokens looked for (ASCII ones: bytes are lowercased as ASCII only)."""
@@ -350,6 +491,20 @@ class FileScan:
             return False
         return True
 
+    def maybe(self) -> set[int] | None:
+        """Offsets of the covered lines that can match whatever else holds (a superset of
+        :meth:`admits` over every token scanned, labels aside); None: no token was scanned."""
+        index = self.index
+        allowed: set[int] | None = None
+        for i in sorted(self.scanned):
+            ok = self.hits[i] | self.calls[i]
+            if self.digits[i]:
+                ok |= self.limit | index.compactions
+            allowed = ok if allowed is None else allowed & ok
+        if allowed is None:
+            return None
+        return allowed | self.needs_parse
+
     @classmethod
     def run(
         cls,
@@ -358,26 +513,23 @@ class FileScan:
         usable: list[int],
         read: Read,
         tick: Callable[[int, int], None] | None,
+        index: FileIndex | None = None,
     ) -> FileScan | None:
-        path = store.path
-        if path is None or not store.lines_as_stored:
+        if index is None:
+            index = FileIndex.build(store)
+        if index is None:
             return None
-        nodes = [n for n in store.nodes() if n.offset >= 0]
-        if not nodes:
-            return None
-        starts = [n.offset for n in nodes]
-        if any(map(ge, starts, islice(starts, 1, None))):
-            return None  # not in file order (never expected): check line by line
-        ends = [n.offset + n.length for n in nodes]
-        scan = cls(set(starts), len(tokens))
+        scan = cls(index, len(tokens))
         scan.scanned = set(usable)
         for i in usable:
             scan.digits[i] = _has_digit(tokens[i])
         needles = [(i, tokens[i].encode()) for i in usable]
-        want_limit = any(scan.digits[i] for i in usable)
-        calls: dict[bytes, list[int]] = {}
-        first, end = starts[0], ends[-1]
+        starts, ends = index.starts, index.ends
+        first, end = index.first, index.end
         overlap = max(4096, *(len(needle) for _, needle in needles))
+        path = store.path
+        if path is None:
+            return None
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError:
@@ -386,46 +538,29 @@ class FileScan:
             pos = first
             while pos < end:
                 size = min(SCAN_BLOCK, end - pos)
-                data = os.pread(fd, size + overlap, pos)
-                low = data.lower()
+                low = os.pread(fd, size + overlap, pos).lower()
                 for i, needle in needles:
                     _mark(low, needle, pos, size, starts, ends, scan.hits[i])
-                for marker in _ESCAPE_MARKERS:
-                    _mark(data, marker, pos, size, starts, ends, scan.needs_parse)
-                c1 = _C1_BYTES.search(data, 0, size + 1)
-                while c1 is not None and c1.start() < size:
-                    line = _line_at(pos + c1.start(), starts, ends)
-                    if line is not None:
-                        scan.needs_parse.add(starts[line])
-                    c1 = _C1_BYTES.search(data, c1.start() + 1, size + 1)
-                if want_limit:
-                    _mark(data, b'"limit"', pos, size, starts, ends, scan.limit)
-                for match in _CALL_ID.finditer(data, 0, size + overlap):
-                    if match.start() >= size:
-                        break
-                    line = _line_at(pos + match.start(), starts, ends)
-                    if line is not None:
-                        calls.setdefault(match.group(1), []).append(starts[line])
                 pos += size
                 if tick is not None:
                     tick(pos - first, end - first)
         finally:
             os.close(fd)
-        by_offset = {n.offset: n for n in nodes}
+        calls = index.calls
         for i in usable:
             hot = scan.hits[i] | scan.needs_parse
             if scan.digits[i]:
                 hot |= scan.limit
             for offset in hot:
-                node = by_offset.get(offset)
-                if node is None or node.role != "assistant":
+                node = index.node_at(offset)
+                if node.role != "assistant":
                     continue
                 for call_id in _call_ids(store, node, read, offset in scan.needs_parse):
                     scan.calls[i].update(calls.get(call_id, ()))
         return scan
 
 
-def _line_at(position: int, starts: list[int], ends: list[int]) -> int | None:
+def _line_at(position: int, starts: Sequence[int], ends: Sequence[int]) -> int | None:
     """Index of the stored line holding byte ``position`` (None: a header or marker line)."""
     index = bisect_right(starts, position) - 1
     if index >= 0 and position < ends[index]:
@@ -438,8 +573,8 @@ def _mark(
     needle: bytes,
     base: int,
     size: int,
-    starts: list[int],
-    ends: list[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
     out: set[int],
 ) -> None:
     """Add the offset of every line of ``data`` (at file offset ``base``) holding ``needle``

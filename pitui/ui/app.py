@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import gc
 import logging
 import os
 import signal
@@ -25,6 +26,7 @@ from textual.actions import ActionParseResult
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.worker import WorkerFailed
 
@@ -35,7 +37,7 @@ from pitui.session import SessionStore
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
-from pitui.ui.keys import teach_textual_enter_keys
+from pitui.ui.keys import answer_lone_escape, teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
 
@@ -74,6 +76,7 @@ class PituiApp(App[int]):
     ) -> None:
         super().__init__()
         teach_textual_enter_keys()  # Alt+Enter (ESC CR) is a newline, not Enter
+        answer_lone_escape()  # Esc without Textual's 100 ms wait for a sequence
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".")
         self.clock = clock
@@ -113,6 +116,7 @@ class PituiApp(App[int]):
         self.bridge.detach()
         self._detach_workspace()  # checkpoints wiring (issue 13)
         old.close()
+        gc.unfreeze()  # frozen at start-up (pitui.cli.tui): the old session can be collected
         self.store = store
         self._offered_take_over = False
         self.agent = self._new_agent(store)
@@ -351,6 +355,19 @@ class PituiApp(App[int]):
             self._close_session()
             _end_process(return_code)
         self.exit(return_code=return_code)
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, except in a Linux or macOS terminal: there, :class:`PituiDriver`
+        (its input thread stops at once, so quitting hands the terminal back without a wait).
+        ``TEXTUAL_DRIVER`` still chooses, as in any Textual app."""
+        default = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if default is LinuxDriver:
+            from pitui.ui.driver import PituiDriver
+
+            return PituiDriver
+        return default
 
     def get_default_screen(self) -> Any:
         from pitui.ui.screens.main import MainScreen

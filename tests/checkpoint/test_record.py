@@ -115,3 +115,63 @@ def test_the_entry_shape_round_trips_through_the_file(tmp_path: Path) -> None:
     assert checkpoint_data({"type": "custom", "customType": "x", "data": stored}) is None
     assert checkpoint_data({"type": "custom", "customType": CHECKPOINT_TYPE, "data": {}}) is None
     reopened.close()
+
+
+def _walked(store: SessionStore, entry_id: str) -> tuple[str, bool] | None:
+    """The files at ``entry_id`` by the definition: a walk up the whole path."""
+    from pitui.checkpoint.record import changes_files
+
+    index = CheckpointIndex(store)  # fresh: nothing remembered
+    node = store.node(entry_id)
+    attached = index.attached(node.id)
+    if attached:
+        return attached[-1].entry_id, True
+    exact = True
+    cur = node
+    while cur is not None:
+        ref = index.get(cur.id)
+        if ref is not None:
+            return ref.entry_id, exact
+        if exact and changes_files(store, cur):
+            exact = False
+        cur = cur.parent
+    return None
+
+
+def test_answers_stay_right_as_the_leaf_grows_branches_and_gets_checkpoints(
+    tmp_path: Path,
+) -> None:
+    """One index kept across appends (it remembers answers near the leaf, so a look from a
+    new leaf does not walk the path): the same answers as a walk of the whole path."""
+    store, ids = build(tmp_path)
+    index = CheckpointIndex(store)
+
+    def check() -> None:
+        leaf = store.leaf_id
+        assert leaf is not None
+        state = index.state_at(leaf)
+        got = (state.checkpoint.entry_id, state.exact) if state else None
+        assert got == _walked(store, leaf)
+        commits = {index.get(n.id).commit for n in store.path_to(leaf) if index.get(n.id)}  # type: ignore[union-attr]
+        commits |= {ref.commit for ref in index.attached(leaf)}
+        assert index.path_commits(leaf) == commits
+
+    check()
+    for turn in range(3):
+        store.append_message(user(f"turn {turn}"))
+        check()
+        store.append_message(assistant("reading", [(f"r{turn}", "read")]))
+        store.append_message(result(f"r{turn}", "read"))
+        check()  # a read changes nothing: still exact
+        store.append_message(assistant("writing", [(f"w{turn}", "write")]))
+        store.append_message(result(f"w{turn}", "write"))
+        check()  # after a write: only approximately
+        checkpoint(store, "cde"[turn], "after-run", 1)
+        check()
+    store.branch(ids["r2"])  # back inside the first run, then on from there
+    check()
+    store.append_message(assistant("again"))
+    check()
+    checkpoint(store, "f", "before-restore", 1)
+    store.branch(ids["a4"])
+    check()

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pitui.session import SessionStore
-from pitui.session.flatten import FILTER_MODES, Row, flatten, iter_rows, make_filter
+from pitui.session.flatten import FILTER_MODES, Row, flatten, iter_rows, layout_tree, make_filter
 from pitui.session.line_reader import LineReader
 from pitui.session.node import Node
 from pitui.session.tree_layout import TreeLayout, timestamp_key
-from pitui.session.tree_search import Matcher, matches_exactly, search_text
+from pitui.session.tree_search import FileIndex, Matcher, matches_exactly, search_text
 
 Key = tuple[str, str, str, bool]
 
@@ -413,16 +413,29 @@ def test_the_search_prefilter_never_drops_a_match(tmp_path: Path, seed: int) -> 
         if token:
             tokens.append(token[0])
     tokens += ["zz", "12k", "~/src/app.py:10-29]", "[read:", "redjoined", "i̇stanbul", "k"]
+    index = FileIndex.build(store) if seed % 2 else None
+    late = store.append_message({"role": "user", "content": [{"type": "text", "text": "late zz"}]})
+    nodes = list(store.nodes())  # the last one is not in the index made before it
+    layout = layout_tree(store, "all")
+    layout.ensure_rows()
     with LineReader(store) as reader, store:
         for token in tokens:
             for query in ([token], [token, rnd.choice(tokens)]):
                 matcher = Matcher(store, query, reader.line)
                 scanned = Matcher(store, query, reader.line)
-                scanned.scan_file()  # the whole file at once, as on a large session
+                scanned.scan_file(index=index)  # the whole file at once, as on a large session
                 for node in nodes:
                     expected = matches_exactly(store, node, query)
                     assert matcher(node) == expected, (query, node.id)
                     assert scanned(node) == expected, (query, node.id, "scanned")
+                # The candidate prefilter skips entries, never a match.
+                plain = layout.restrict(matcher)
+                fast = layout.restrict(scanned, candidates=scanned.candidates)
+                plain.ensure_indexed()
+                fast.ensure_indexed()
+                ids = [plain.node_at(i).id for i in range(plain.line_count)]
+                assert [fast.node_at(i).id for i in range(fast.line_count)] == ids, query
+    assert late is not None
 
 
 def test_a_rare_word_is_found_without_parsing_every_entry(

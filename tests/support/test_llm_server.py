@@ -97,7 +97,12 @@ async def test_text_deltas_and_usage(llm: ScriptedLLMServer) -> None:
     llm.script(text("hello world", chunks=3, usage=(12, 3), cached=4))
     out = await run(llm)
     assert out.text == "hello world"
-    assert [c.choices[0].delta.content for c in out.chunks[:3]] == ["hell", "o wo", "rld"]
+    # The server sends three deltas; pitui's client may merge those that arrive together
+    # (pitui.llm.coalesce), so litellm sees at most three, and their text in order.
+    texts = [
+        c.choices[0].delta.content for c in out.chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert 1 <= len(texts) <= 3 and "".join(texts) == "hello world"
     assert out.roles == ["assistant"]
     assert out.finish_reason == "stop"
     assert out.usage.prompt_tokens == 12
@@ -115,6 +120,7 @@ async def test_text_deltas_and_usage(llm: ScriptedLLMServer) -> None:
     assert request.headers["authorization"] == "Bearer sk-test"
     assert request.header("Authorization") == "Bearer sk-test"
     assert request.completed and not request.disconnected
+    assert request.events_sent == 6  # three deltas, the finish, the usage, [DONE]
     assert llm.pending == 0
 
 
@@ -146,8 +152,8 @@ async def test_reasoning_content_then_text(llm: ScriptedLLMServer) -> None:
     out = await run(llm)
     assert out.reasoning == "think hard"
     assert out.text == "answer"
-    first = out.chunks[0].choices[0].delta
-    assert first.reasoning_content == "think"
+    first = out.chunks[0].choices[0].delta  # reasoning deltas are never merged with text
+    assert first.reasoning_content in ("think", "think hard")
     assert first.content is None
     assert out.usage.completion_tokens_details.reasoning_tokens > 0
 

@@ -456,8 +456,13 @@ async def test_live_appends_prune_the_oldest_blocks(app_factory: Callable[..., P
         await pilot.pause()
         assert not view.query("#load-earlier")
         _fill(app.store, 30, "more ")  # 60 more entries: past the window and its slack
-        await view.wait_idle()
-        await pilot.pause()
+        # The appends reach the view through the app's queue: wait until the last one shows.
+        for _ in range(500):
+            await view.wait_idle()
+            await pilot.pause()
+            answers = view.query(AssistantBlock)
+            if answers and answers.last().source == "more answer 29":
+                break
         # Past the window and its slack, the oldest were unmounted at once (back to the window).
         button = view.query_one("#load-earlier", Button)
         assert str(button.label) == f"Show {PRUNE_SLACK + 1} earlier entries"
@@ -643,15 +648,13 @@ LONG_REPLY = "\n\n".join(
 )
 
 
-async def test_a_long_streamed_reply_is_laid_out_as_one_markdown_document(
+async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
     app_factory: Callable[..., PituiApp],
 ) -> None:
-    """Sealed parts (a long reply streamed) look exactly like the same text in one Markdown:
-    every block at the same offset, the same height."""
-    from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownBlock
-
+    """A long reply streamed in small chunks (its last block rendered again at each frame)
+    ends up with exactly the lines, styles and height of the same text rendered at once."""
     from pitui.agent.events import MessageDelta, MessageStart
+    from pitui.ui.widgets.markdown_view import MarkdownView
 
     app = app_factory(model=None)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -666,17 +669,68 @@ async def test_a_long_streamed_reply_is_laid_out_as_one_markdown_document(
         await pilot.pause()
         streamed = view.query_one(AssistantBlock)
         assert streamed.source == LONG_REPLY
-        assert streamed.parts > 2  # it was sealed into parts
-        reference = Markdown(LONG_REPLY, classes="reference")
+        reference = MarkdownView(LONG_REPLY, classes="reference")
         reference.styles.padding = (0, 1)
         reference.styles.margin = (1, 0, 0, 0)
         await view.mount(reference)
         await pilot.pause(0.3)
 
-        def layout(root: Any) -> list[tuple[int, str]]:
-            blocks = [b for b in root.query(MarkdownBlock) if isinstance(b.parent, Markdown)]
-            return [(b.region.y - root.region.y, type(b).__name__) for b in blocks]
+        def lines(widget: MarkdownView) -> list[list[tuple[str, object]]]:
+            return [
+                [(seg.text, seg.style) for seg in widget.render_line(y)]
+                for y in range(widget.line_count)
+            ]
 
-        assert layout(streamed) == layout(reference)
-        # The reference keeps its last bottom margin; the chat's block drops it.
-        assert streamed.region.height == reference.region.height - 1
+        assert streamed.view.line_count > 200
+        assert lines(streamed.view) == lines(reference)
+        assert streamed.view.region.height == reference.region.height
+        shown = [strip.text.strip() for strip in map(streamed.view.render_line, range(12))]
+        assert shown[:4] == ["Step 0", "", "", "x = 1"]  # a heading, then a fence (padded)
+        assert "• item 2" in shown
+
+
+async def test_only_the_newest_screenful_is_built_before_the_first_frame(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The older entries of the window are read and built after the first frame, and the
+    count of the entries above the window is taken then too."""
+    from pitui.ui.widgets.chat import FIRST_SCREEN
+
+    app = app_factory(model=None)
+    _fill(app.store, 200)  # 400 entries: 250 above the window
+    built: list[str] = []
+    blocks_for = ChatView.blocks_for
+
+    def counting(self: ChatView, node: Any) -> Any:
+        built.append(node.id)
+        return blocks_for(self, node)
+
+    monkeypatch.setattr(ChatView, "blocks_for", counting)
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        at_first_frame = len(built)
+        await view.wait_idle()
+        await pilot.pause()
+        assert at_first_frame <= FIRST_SCREEN
+        assert len(built) == WINDOW  # each entry of the window built once
+        assert str(view.query_one("#load-earlier", Button).label) == "Show 250 earlier entries"
+        users = [str(u.visual) for u in view.query(UserBlock)]
+        assert users == [f"question {i}" for i in range(125, 200)]
+
+
+async def test_switching_sessions_lets_the_collector_free_the_old_one(
+    app_factory: Callable[..., PituiApp], tmp_path: Path
+) -> None:
+    """``pitui`` freezes its start-up heap (the session's nodes) out of the cyclic collector;
+    a switch to another session unfreezes it, so the old nodes can be collected."""
+    app = app_factory(model=None)
+    _fill(app.store, 3)
+    async with app.run_test(size=SIZE) as pilot:
+        gc.freeze()
+        try:
+            other = SessionStore.create(tmp_path / "other", str(tmp_path))
+            app.switch_session(other)
+            await pilot.pause()
+            assert gc.get_freeze_count() == 0
+        finally:
+            gc.unfreeze()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from support.folders import picture, write
 from support.llm_server import ScriptedLLMServer, text, tool_call
+from support.screens import screen_up
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
@@ -129,7 +130,7 @@ def make_app(
 
 async def open_tree(pilot: Pilot[Any]) -> SessionTree:
     await pilot.press("ctrl+t")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TreeBrowserScreen))
+    await wait_for(pilot, lambda: screen_up(pilot.app, TreeBrowserScreen))
     await pilot.pause()
     return pilot.app.screen.query_one(SessionTree)
 
@@ -165,7 +166,7 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         assert done2.endswith("✎ 2 files  ← leaf")
         await go_to(pilot, tree, ids["u2"])  # edit and resubmit "step 2"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
         prompt = app.screen
         assert isinstance(prompt, RestorePrompt)
         assert listed_files(prompt) == ["D README.md  +0 -1", "M app.py  +1 -1"]
@@ -175,7 +176,7 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         diff = str(prompt.query_one("#files-diff-text", Static).render())
         assert "-    return helper(2)" in diff and "+    return helper()" in diff
         await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         await wait_for(pilot, lambda: not (project / "README.md").exists())
         assert (project / "app.py").read_text() == "def main():\n    return helper()\n"
         assert app.store.leaf_id == ids["post1"]
@@ -184,7 +185,7 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         tree = await open_tree(pilot)
         await go_to(pilot, tree, ids["done2"])
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
         await pilot.press("r")
         await wait_for(pilot, lambda: app.store.leaf_id == ids["done2"])
         await wait_for(pilot, lambda: picture(project) == after_both)
@@ -198,13 +199,13 @@ async def test_conversation_only_and_cancel_leave_the_files(tmp_path: Path) -> N
         tree = await open_tree(pilot)
         await go_to(pilot, tree, ids["done1"])  # the end of run 1
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause(0.1)
         assert app.store.leaf_id == ids["post2"] and picture(project) == before
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
         await pilot.press("c")
         await wait_for(pilot, lambda: app.store.leaf_id == ids["done1"])
         await pilot.pause(0.2)
@@ -219,7 +220,7 @@ async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> N
         tree = await open_tree(pilot)
         await go_to(pilot, tree, ids["done1"])
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
         prompt = app.screen
         assert "⚠ changed outside pitui" in " ".join(listed_files(prompt))  # type: ignore[arg-type]
         await pilot.press("r")
@@ -241,9 +242,9 @@ async def test_fork_offers_the_files_of_the_new_starting_point(tmp_path: Path) -
     app = make_app(path, project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"/fork", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ForkPickerScreen))
+        await wait_for(pilot, lambda: screen_up(app, ForkPickerScreen))
         await pilot.press("down", "enter")  # "step 2": the new session starts after run 1
-        await wait_for(pilot, lambda: isinstance(app.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
         await pilot.press("r")
         await wait_for(pilot, lambda: app.store.path != path)
         await wait_for(pilot, lambda: not (project / "README.md").exists())
@@ -289,11 +290,11 @@ async def test_ask_mode_shows_the_command_and_runs_it_after_yes(
     app = make_app(path, project, approve="ask", api_base=f"{llm.url}/v1")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalPrompt))
+        await wait_for(pilot, lambda: screen_up(app, ApprovalPrompt))
         shown = str(app.screen.query_one("#approval-preview-text", Static).render())
         assert shown == "$ echo hi > out.txt"
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalPrompt))
+        await wait_for(pilot, lambda: screen_up(app, ApprovalPrompt))
         await pilot.press("n")
         await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
         assert (project / "out.txt").read_text() == "hi\n"
@@ -366,7 +367,7 @@ async def test_restore_prompt_answers(tmp_path: Path) -> None:
         preview = await make_preview(tmp_path / sub, outside=outside)
         harness = Harness(RestorePrompt(preview))
         async with harness.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: isinstance(harness.screen, RestorePrompt))
+            await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
             await pilot.press(*keys)
             await pilot.pause()
             return harness.result
@@ -382,7 +383,7 @@ async def test_untrusted_names_and_contents_stay_literal(tmp_path: Path) -> None
     preview = await make_preview(tmp_path, hostile=True)
     harness = Harness(RestorePrompt(preview))
     async with harness.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(harness.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
         prompt = harness.screen
         names = listed_files(prompt)  # type: ignore[arg-type]
         await pilot.press("home")
@@ -403,7 +404,7 @@ async def test_approval_prompt_answers(tmp_path: Path, key: str, answer: str) ->
     )
     harness = Harness(ApprovalPrompt(request))
     async with harness.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(harness.screen, ApprovalPrompt))
+        await wait_for(pilot, lambda: screen_up(harness, ApprovalPrompt))
         await pilot.press(key)
         await pilot.pause()
     assert harness.result == answer
@@ -425,7 +426,7 @@ def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Pa
     harness = Harness(RestorePrompt(preview_for(tmp_path, outside=True)))
 
     async def settle(pilot: Pilot[Any]) -> None:
-        await wait_for(pilot, lambda: isinstance(harness.screen, RestorePrompt))
+        await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
         await pilot.press("down")
         await pilot.pause()
 
@@ -463,9 +464,9 @@ async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
         await pilot.press("enter")
         from pitui.ui.screens.summary_prompt import SummaryPrompt
 
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         await pilot.press("enter")  # no summary
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         editor = app.screen.query_one(PromptEditor)
         await wait_for(pilot, lambda: editor.text == "hello")
         await pilot.press(*" again", "enter")

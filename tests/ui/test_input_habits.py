@@ -149,11 +149,16 @@ async def test_a_selection_in_a_markdown_reply_is_copied(
     async with app.run_test(size=SIZE) as pilot:
         await app.query_one(ChatView).wait_idle()
         await pilot.pause()
-        paragraph = app.query_one(AssistantBlock).query("MarkdownParagraph").first()
-        await drag(pilot, paragraph, (0, 0), (10, 0))
+        text = app.query_one(AssistantBlock).view
+        await drag(pilot, text, (0, 0), (10, 0))
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert clipboard == ["Some bold a"]  # the text as shown, not the Markdown source
+        # and across lines: from "answer" to the second paragraph's "sec"
+        await drag(pilot, text, (10, 0), (3, 2))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert clipboard[-1] == "answer here\n\nseco"  # the end cell is included
         assert app.query_one(PromptEditor).has_focus
 
 
@@ -533,3 +538,30 @@ async def test_recalled_prompts_open_no_dropdown(app_factory: Callable[..., Pitu
         assert not app.query_one(CommandMenu).display
         await pilot.press("up")  # still walks the history
         assert editor.text == "/tree"
+
+
+# ---------------------------------------------------------------------------------- start-up
+
+
+async def test_the_editor_has_the_focus_from_the_start_and_the_chat_never_gets_it(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual's auto focus would focus the chat first (restyling every block in it before the
+    first frame) and hand it to the editor a moment later: the editor gets it at once."""
+    from textual.widget import Widget
+
+    app = app_factory(model=None)
+    _fill(app.store, 20)
+    chat_focus: list[bool] = []
+
+    def watch_has_focus(self: ChatView, value: bool) -> None:
+        chat_focus.append(value)
+        Widget.watch_has_focus(self, value)
+
+    monkeypatch.setattr(ChatView, "watch_has_focus", watch_has_focus, raising=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.focused, PromptEditor)
+        await pilot.press("h", "i")
+        assert app.query_one(PromptEditor).text == "hi"
+    assert chat_focus == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture, make_app
+from support.screens import screen_up
 from textual.pilot import Pilot
 
 from pitui.session import SessionStore
@@ -154,7 +155,7 @@ async def test_take_over_when_the_other_pitui_closes(held: Any, tmp_path: Path) 
         written = holder.append_message({"role": "user", "content": "last words", "timestamp": 1})
         holder.close()
         # The once-a-second file check notices the free lock.
-        await wait_until(pilot, lambda: isinstance(app.screen, ReadOnlyScreen))
+        await wait_until(pilot, lambda: screen_up(app, ReadOnlyScreen))
         assert isinstance(app.screen, ReadOnlyScreen)
         assert "closed this session" in app.screen.message
         assert "t take over" in str(app.screen.query_one("#read-only-keys").render())
@@ -200,7 +201,7 @@ async def test_a_missing_working_directory_asks_and_continue_works_here(tmp_path
     app = missing_cwd_app(tmp_path)
     stored = app.store.cwd
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
+        await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         text = " ".join(str(label.render()) for label in app.screen.query("Label"))
         assert stored in text and str(tmp_path / "here") in text
         assert app.agent is not None and app.agent.cwd != (tmp_path / "here").resolve()
@@ -217,7 +218,7 @@ async def test_a_missing_working_directory_fork_here(tmp_path: Path) -> None:
     original = app.store.path
     ids = [n.id for n in app.store.all_nodes()]
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
+        await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("f")
         await wait_until(pilot, lambda: app.store.path != original)
         store = app.store
@@ -231,7 +232,7 @@ async def test_a_missing_working_directory_fork_here(tmp_path: Path) -> None:
 async def test_a_missing_working_directory_cancel_quits(tmp_path: Path) -> None:
     app = missing_cwd_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
+        await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("escape")
         await settle(pilot)
     assert app.return_code == 0
@@ -248,12 +249,12 @@ async def test_resuming_a_session_whose_directory_is_gone_asks(tmp_path: Path) -
         await settle(pilot)
         first = app.store
         app._open_picked(str(other))
-        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
+        await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("escape")  # cancel: stay where we were
         await settle(pilot)
         assert app.store is first and app.is_running
         app._open_picked(str(other))
-        await wait_until(pilot, lambda: isinstance(app.screen, MissingCwdScreen))
+        await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("c")
         await settle(pilot)
         assert app.store.path == other

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_app
+from support.screens import screen_up
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
@@ -84,7 +85,7 @@ async def test_export_with_options_runs_off_the_event_loop(app: PituiApp, tmp_pa
 async def test_session_statistics_screen(app: PituiApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await command(pilot, "/session")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionStatsScreen))
+        await wait_for(pilot, lambda: screen_up(app, SessionStatsScreen))
         text = app.screen.query_one("#stats-text", Static)
         await wait_for(pilot, lambda: "branches 3" in str(text.render()))
         shown = str(text.render())
@@ -105,17 +106,17 @@ def test_compare_candidates(tmp_path: Path) -> None:
 async def test_compare_with_from_the_tree_browser(app: PituiApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(TreeBrowserScreen(initial_tab="context"))
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         browser = app.screen
         assert isinstance(browser, TreeBrowserScreen)
         await wait_for(pilot, lambda: browser.session_tree.cursor_entry_id == "e0000029")
         await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, CompareTargetScreen))
+        await wait_for(pilot, lambda: screen_up(app, CompareTargetScreen))
         app.screen.query_one(Input).value = "e0000013"
         await pilot.pause(0.1)
         assert app.screen.query_one(OptionList).option_count == 1  # an earlier request
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ContextDiffScreen))
+        await wait_for(pilot, lambda: screen_up(app, ContextDiffScreen))
         text = str(app.screen.query_one("#diff-text", Static).render())
         assert text.startswith("context at e0000029 → at e0000013")
         assert "system prompt changed" in text and "tools +read" in text

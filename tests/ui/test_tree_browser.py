@@ -13,19 +13,22 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, slow, text
+from support.screens import screen_up
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
+from textual.worker import get_current_worker
 
 from pitui.session import SessionStore
 from pitui.session.flatten import layout_tree
-from pitui.session.tree_search import Matcher
+from pitui.session.tree_search import Matcher, matches_exactly
 from pitui.ui.app import PituiApp
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryPrompt
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
 from pitui.ui.widgets import session_tree
 from pitui.ui.widgets.chat import ChatView
+from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.session_tree import SessionTree
 
@@ -83,7 +86,7 @@ async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float 
 
 async def open_tree(pilot: Pilot[Any]) -> SessionTree:
     await pilot.press("ctrl+t")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TreeBrowserScreen))
+    await wait_for(pilot, lambda: screen_up(pilot.app, TreeBrowserScreen))
     await pilot.pause()
     tree = pilot.app.screen.query_one(SessionTree)
     await settle(pilot, tree)
@@ -113,7 +116,7 @@ async def go_to(pilot: Pilot[Any], tree: SessionTree, entry_id: str) -> None:
 
 async def choose(pilot: Pilot[Any], option_id: str) -> None:
     """Pick an option of the summary prompt with the keyboard."""
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SummaryPrompt))
+    await wait_for(pilot, lambda: screen_up(pilot.app, SummaryPrompt))
     options = pilot.app.screen.query_one(OptionList)
     ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
     await pilot.press(*["down"] * ids.index(option_id), "enter")
@@ -129,14 +132,14 @@ async def test_double_escape_on_an_empty_editor_opens_the_tree(
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause()
         tree = app.screen.query_one(SessionTree)
         assert app.focused is tree
         assert tree.cursor_entry_id == LEAF
         assert tree.visible_ids() == DEFAULT_ORDER
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         assert isinstance(app.focused, PromptEditor)
 
 
@@ -162,7 +165,7 @@ async def test_context_tab_can_be_the_initial_tab(app_factory: Callable[..., Pit
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(TreeBrowserScreen(initial_tab="context"))
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause()
         assert app.screen.query_one(DetailsPane).active_tab == "context"
 
@@ -225,7 +228,7 @@ async def test_a_click_highlights_and_a_second_click_selects(
         await wait_for(pilot, lambda: selected == [ALTERNATIVE])
         assert tree.cursor_entry_id == ALTERNATIVE
         # Leaving the tie branch: the summary prompt offers "No summary" only (no model).
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         options = app.screen.query_one(OptionList)
         assert options.option_count == 1
         await pilot.press("enter")
@@ -242,7 +245,7 @@ async def test_a_double_click_selects_at_once(app_factory: Callable[..., PituiAp
         line = tree.line_of(OK_EAGER)
         assert line is not None
         await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y), times=2)
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         assert tree.cursor_entry_id == OK_EAGER
 
 
@@ -346,7 +349,7 @@ async def test_search_filters_rows_and_escape_clears_it_first(
         await settle(pilot, tree)
         assert tree.visible_ids() == [READ_RESULT]
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
 
 
 async def test_search_matches_labels(app_factory: Callable[..., PituiApp]) -> None:
@@ -415,6 +418,122 @@ async def test_clearing_a_search_restores_the_rows_without_a_rebuild(
         assert tree.view is rows  # the same layout, shown again at once
         assert tree.visible_ids() == DEFAULT_ORDER
         assert tree.build_seconds == builds
+
+
+async def test_keys_typed_in_one_burst_start_one_search(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """What is typed shows at once; the search waits for the keys to stop (here: for Enter),
+    so a burst of keys is one search, for the whole query."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.search_delay = 60.0
+        status = app.screen.query_one("#tree-status")
+        await pilot.press("slash", *"tie")
+        assert str(status.render()).startswith(f"(11/{len(DEFAULT_ORDER)}) /tie▏ searching")
+        assert tree.searches_started == 0
+        assert tree.visible_ids() == DEFAULT_ORDER  # the rows stay usable meanwhile
+        await pilot.press("enter")  # ends typing: searched now
+        await settle(pilot, tree)
+        assert tree.searches_started == 1
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert str(status.render()) == "(2/3) /tie"
+
+
+async def test_escape_before_the_search_starts_runs_none(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        rows = tree.view
+        tree.search_delay = 0.3
+        await pilot.press("slash", *"tie", "escape")
+        assert tree.search_query == ""
+        assert not tree.busy
+        await pilot.pause(0.5)  # past the delay: nothing starts
+        assert tree.searches_started == 0
+        assert tree.view is rows
+        assert tree.visible_ids() == DEFAULT_ORDER
+
+
+async def test_the_next_key_cancels_a_running_search(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search still running when the next key comes is stopped at once (it does not keep
+    a core busy for a query nobody waits for)."""
+    gate = threading.Event()
+    workers: list[Any] = []
+
+    class HeldMatcher(Matcher):
+        def __call__(self, node: Any) -> bool:
+            worker = get_current_worker()
+            if worker not in workers:
+                workers.append(worker)
+            gate.wait(10)
+            return super().__call__(node)
+
+    monkeypatch.setattr(session_tree, "Matcher", HeldMatcher)
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.search_delay = 0.001
+        await pilot.press("slash", "t")
+        await wait_for(pilot, lambda: bool(workers))
+        assert not workers[0].is_cancelled
+        await pilot.press("i")
+        assert workers[0].is_cancelled
+        gate.set()
+        await settle(pilot, tree)
+        assert tree.search_query == "ti"
+        store = app.store
+        assert tree.visible_ids() == [
+            entry for entry in DEFAULT_ORDER if matches_exactly(store, store.node(entry), ["ti"])
+        ]
+        assert tree.searches_started == 2
+
+
+async def test_a_search_cancelled_before_it_ran_does_not_hold_the_rows(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Store events wait while a search reads the rows; one cancelled before its thread even
+    started must not keep them waiting for ever."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.set_search("tie")
+        tree.workers.cancel_group(tree, "tree-search")  # before its thread could start
+        tree.set_search("")
+        await pilot.pause()
+        new = app.store.append_message({"role": "user", "content": "after the search"})
+        await wait_for(pilot, lambda: tree.line_of(new) is not None)
+        assert tree.row_count == len(DEFAULT_ORDER) + 1
+
+
+async def test_the_search_index_is_made_once_for_the_searches_that_follow(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[object] = []
+    real_build = session_tree.FileIndex.build
+
+    def counted(store: Any, tick: Any = None) -> Any:
+        built.append(store)
+        return real_build(store, tick)
+
+    monkeypatch.setattr(session_tree, "SCAN_ROWS", 0)  # scanned as a large session is
+    monkeypatch.setattr(session_tree.FileIndex, "build", staticmethod(counted))
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        for query in ("tie", "read tree_view"):
+            await pilot.press("slash", *query, "enter")
+            await settle(pilot, tree)
+            await pilot.press("escape")
+        await pilot.press("slash", *"TIE", "enter")
+        await settle(pilot, tree)
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert len(built) == 1
 
 
 async def test_details_pane_jump_shows_a_hidden_entry(
@@ -578,7 +697,7 @@ async def test_selecting_an_ancestor_needs_no_prompt_and_moves_the_leaf(
         assert isinstance(app.screen, TreeBrowserScreen)
         await go_to(pilot, tree, TIE1)
         await pilot.press("enter")  # a descendant of the leaf: nothing is left behind
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         assert app.store.leaf_id == DONE  # a user message: the leaf goes to its parent
         assert app.screen.query_one(PromptEditor).text == "tie sibling 1"
 
@@ -596,7 +715,7 @@ async def test_edit_and_resubmit_a_past_prompt(
         await go_to(pilot, tree, LAZY)
         await pilot.press("enter")
         await choose(pilot, "none")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         editor = app.screen.query_one(PromptEditor)
         await wait_for(pilot, lambda: editor.text == "Yes, lazy loading, and show labels.")
         assert app.store.leaf_id == ASK
@@ -613,7 +732,10 @@ async def test_edit_and_resubmit_a_past_prompt(
         assert app.store.get(new_user.id)["message"]["content"][0]["text"] == (
             "Yes, lazy loading, and show labels. Please."
         )
-        chat_text = " ".join(str(w.render()) for w in app.screen.query_one(ChatView).query("*"))
+        chat_text = " ".join(
+            w.text if isinstance(w, MarkdownView) else str(w.render())
+            for w in app.screen.query_one(ChatView).query("*")
+        )
         assert "Lazy loading it is, then." in chat_text
         assert "Answering tie sibling 2." not in chat_text
         tree = await open_tree(pilot)
@@ -666,7 +788,7 @@ async def test_summarize_with_instructions(
         assert isinstance(app.focused, OptionList)
         assert app.focused.highlighted == 2  # still on "Summarize with instructions…"
         await pilot.press("enter", *"the file names", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         editor = app.screen.query_one(PromptEditor)
         await wait_for(pilot, lambda: editor.text == "Yes, lazy loading, and show labels.")
         leaf = app.store.leaf
@@ -708,10 +830,10 @@ async def test_escape_on_the_summary_prompt_changes_nothing(
         tree = await open_tree(pilot)
         await go_to(pilot, tree, ALTERNATIVE)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SummaryPrompt))
+        await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         assert app.screen.query_one(OptionList).option_count == 3
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         assert app.store.leaf_id == LEAF
         assert app.focused is tree
     assert llm.requests == []
@@ -726,9 +848,9 @@ async def test_label_edit_sets_and_clears(app_factory: Callable[..., PituiApp]) 
         tree = await open_tree(pilot)
         await go_to(pilot, tree, SIMPLE)
         await pilot.press("L")
-        await wait_for(pilot, lambda: isinstance(app.screen, LabelPrompt))
+        await wait_for(pilot, lambda: screen_up(app, LabelPrompt))
         await pilot.press(*"plan [b]", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         assert app.store.label_of(SIMPLE) == "plan [b]"
         line = tree.line_of(SIMPLE)
         assert line is not None
@@ -736,7 +858,7 @@ async def test_label_edit_sets_and_clears(app_factory: Callable[..., PituiApp]) 
         await pilot.press("ctrl+l")  # labeled-only
         assert tree.visible_ids() == [SIMPLE]
         await pilot.press("L")
-        await wait_for(pilot, lambda: isinstance(app.screen, LabelPrompt))
+        await wait_for(pilot, lambda: screen_up(app, LabelPrompt))
         assert app.screen.query_one(Input).value == "plan [b]"
         await pilot.press("ctrl+u", "enter")  # empty clears
         await wait_for(pilot, lambda: app.store.label_of(SIMPLE) is None)
@@ -856,7 +978,7 @@ async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., Pi
         await pilot.pause()
         assert "Close" in str(footer.query("FooterKey").first().render())
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
 
 
 async def test_the_leaf_marker_is_never_cropped(app_factory: Callable[..., PituiApp]) -> None:
@@ -909,7 +1031,7 @@ async def test_reopening_starts_afresh_and_follows_what_happened_meanwhile(
         await pilot.press("slash", *"tie")
         await settle(pilot, tree)
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen))
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         new = app.store.append_message({"role": "user", "content": "while closed"})
         tree = await open_tree(pilot)
         assert app.screen is first_screen  # the same browser, kept

@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from support.screens import screen_up
 from textual.pilot import Pilot
 
 from pitui.ui.app import PituiApp
@@ -38,7 +39,7 @@ def open_tree(
     async def run(pilot: Pilot[Any]) -> None:
         app = pilot.app
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: isinstance(app.screen, TreeBrowserScreen))
+        await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         browser = app.screen
         tree = browser.query_one(SessionTree)
         pane = browser.query_one(DetailsPane)
@@ -48,7 +49,7 @@ def open_tree(
         await wait_for(pilot, lambda: not tree.busy)
         if details:
             await wait_for(pilot, lambda: pane.entry_id == tree.cursor_entry_id)
-        await wait_for(pilot, lambda: isinstance(app.screen, screen))
+        await wait_for(pilot, lambda: screen_up(app, screen))
         await pilot.pause()
 
     return run

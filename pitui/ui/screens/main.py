@@ -6,6 +6,8 @@ when idle it copies the mouse selection (or the editor's), else it does what Tex
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from typing import ClassVar
 
@@ -27,6 +29,9 @@ DOUBLE_ESCAPE = 0.5
 
 
 class MainScreen(UsesApp, Screen[None]):
+    AUTO_FOCUS: ClassVar[str | None] = "#prompt"
+    """The editor, never the chat: focusing the chat first (Textual's default, the first
+    focusable widget) restyles every block in it, twice, before the first frame."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Abort / tree (twice)", show=True),
         Binding("ctrl+c", "interrupt", "Abort / copy", show=False, priority=True),
@@ -72,13 +77,24 @@ class MainScreen(UsesApp, Screen[None]):
             # The provider layer takes seconds to import: do it off the event loop, after the
             # first frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
+        self.call_after_refresh(self._warm_up_markdown)
 
     def _show_new_below(self, shown: bool) -> None:
         self.query_one(NewBelowMarker).set_class(shown, "-shown")
 
+    def _warm_up_markdown(self) -> None:
+        from pitui.ui.markdown_lines import warm_up
+
+        # In a thread, after the first frame: the first reply shows without that wait.
+        threading.Thread(target=warm_up, name="pitui-markdown-warm-up", daemon=True).start()
+
     def _preload_provider(self) -> None:
         from pitui.llm.lazy import preload
 
+        # The loop's thread pool, with one idle thread, before the import starts: the first
+        # ``asyncio.to_thread`` (the checkpoint store, opened as a prompt is sent) would
+        # otherwise import and spawn it while the import holds the interpreter (70 ms).
+        asyncio.get_running_loop().run_in_executor(None, int)
         preload()
 
     # ------------------------------------------------------------------ prompts
@@ -203,7 +219,8 @@ class MainScreen(UsesApp, Screen[None]):
             editor = self.query_one(PromptEditor)
             if editor_text and not editor.text:
                 editor.set_text(editor_text)
-            editor.focus()
+            if self.focused is not editor:
+                editor.focus()  # (focusing again would lay the whole chat out once more)
 
     def action_toggle_tools(self) -> None:
         self.query_one(ChatView).toggle_tools()

@@ -25,7 +25,6 @@ from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from pitui.compaction.branch import collect_branch_entries
 from pitui.session.errors import EntryNotFoundError, SessionError
@@ -36,6 +35,7 @@ from pitui.ui import restore_flow  # checkpoints wiring (issue 13)
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import EntryAppended, LeafMoved, SessionSwitched
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryChoice, SummaryPrompt
+from pitui.ui.widgets.footer import KeyFooter
 from pitui.ui.widgets.session_tree import SessionTree
 
 if TYPE_CHECKING:
@@ -138,6 +138,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         """Set when the kept browser is about to be shown again (it then starts afresh)."""
         self._details_choice: bool | None = None
         """Shown or hidden by the user (``d``); None: by the terminal's width."""
+        self._style_state: tuple[object, ...] | None = None
+        """The app's style state when the browser was last hidden (see on_screen_resume)."""
 
     @property
     def session_tree(self) -> SessionTree:
@@ -168,7 +170,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             details = DetailsPane(tab=self.initial_tab, id="tree-details")  # type: ignore[arg-type]
             details.display = self._details_wanted(self.app.size.width)
             yield details
-        yield Footer()
+        yield KeyFooter()
 
     def _filter_mode(self) -> str:
         mode = self.pitui.settings.tree_filter_mode
@@ -184,7 +186,20 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         # fill the details pane and the status line (nested children may mount after this).
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
 
-    def on_screen_resume(self) -> None:
+    def _app_style_state(self) -> tuple[object, ...]:
+        """What the app's styles depend on besides each widget's own classes (Textual restyles
+        only the screens on display when it changes)."""
+        app = self.app
+        return (app.theme, app.app_focus, app.native_ansi_color, app.no_color, app.is_inline)
+
+    def on_screen_suspend(self) -> None:
+        self._style_state = self._app_style_state()
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        if self._style_state is not None and self._style_state == self._app_style_state():
+            # Nothing the styles depend on changed while hidden: showing the kept browser
+            # again does not restyle each of its widgets (a large part of opening it).
+            event.refresh_styles = False
         if not self.reopening:
             return  # just composed, or back from one of its own prompts
         self.reopening = False

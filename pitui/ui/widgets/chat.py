@@ -1,12 +1,13 @@
 """The chat pane: the active branch as blocks, with the reply being streamed at the bottom.
 
 Blocks are built from store entries (the store is the truth). The reply in progress is shown
-at most once a frame: text received meanwhile is appended to its open Markdown part, and
-complete parts are sealed, so the cost per frame does not grow with the reply (see
-:class:`AssistantBlock`). When the stored assistant message arrives with the streamed text,
-the preview becomes its block as it is (nothing is rendered again). Every store and agent
-event goes through one queue and one consumer, so deltas, stored entries and leaf moves are
-applied in the order they happened. What is done per event is O(change): no walk of the path.
+at most once a frame: text received meanwhile is appended to its Markdown view, which renders
+only its last block again, so the cost per frame does not grow with the reply (see
+:class:`AssistantBlock` and :mod:`pitui.ui.widgets.markdown_view`). When the stored
+assistant message arrives with the streamed text, the preview becomes its block as it is
+(nothing is rendered again). Every store and agent event goes through one queue and one
+consumer, so deltas, stored entries and leaf moves are applied in the order they happened.
+What is done per event is O(change): no walk of the path.
 
 Only a window of the newest blocks is mounted, the newest screenful before the first frame and
 the rest just after it. "Show N earlier entries" mounts the previous window and unmounts the
@@ -59,6 +60,7 @@ from pitui.ui.widgets.bounded import (
     MoreLine,
     cut_at,
 )
+from pitui.ui.widgets.markdown_view import MarkdownView
 
 log = logging.getLogger("pitui.ui.chat")
 
@@ -133,36 +135,13 @@ class UserBlock(BoundedText):
     """
 
 
-class MarkdownPart(Markdown):
-    """A run of whole top-level Markdown blocks of one assistant message."""
-
-    # The open (last) part's last block shows no bottom margin: the part's -1 takes it back.
-    # A sealed part drops its last block's bottom margin and keeps a gap of 1 only when the
-    # next part starts with a block without a top margin of its own: adjacent margins then
-    # add up to what one Markdown document shows (they collapse there).
-    DEFAULT_CSS: ClassVar[str] = """
-    MarkdownPart { padding: 0; margin: 0 0 -1 0; layout: stream; }
-    MarkdownPart.-sealed { margin-bottom: 0; }
-    MarkdownPart.-sealed.-gap { margin-bottom: 1; }
-    MarkdownPart.-sealed > MarkdownBlock.-end { margin-bottom: 0; }
-    """
-
-
-# Top-level blocks with a top margin of their own (see MarkdownPart's CSS).
-_TOP_MARGIN_BLOCKS = frozenset({"fence", "code_block", "heading_open", "blockquote_open"})
-SEAL_BLOCKS = 24
-"""Top-level blocks a streamed part holds before it is sealed and a new one starts."""
-
-
 class AssistantBlock(Widget):
     """An assistant message's text (Markdown). The streamed preview has ``-streaming``.
 
-    The text lives in :class:`MarkdownPart` children. While streaming, text is appended to the
-    open (last) part with Textual's incremental ``Markdown.append``; once that part holds
-    ``SEAL_BLOCKS`` complete top-level blocks, it is sealed (never touched again) and the
-    open block moves to a new part, so the cost of an append does not grow with the reply.
-    When the stored message arrives with the same text, the preview simply becomes its block
-    (nothing is rendered again).
+    The text is one :class:`MarkdownView` (its blocks rendered to lines); streamed text is
+    appended to it, which renders only its last block again, so the cost of an append does not
+    grow with the reply. When the stored message arrives with the same text, the preview simply
+    becomes its block (nothing is rendered again).
     """
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -178,9 +157,7 @@ class AssistantBlock(Widget):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self._sealed: list[str] = []  # texts of the sealed parts
-        self._open = markdown  # text of the last part
-        self._open_part: MarkdownPart | None = None
+        self._view = MarkdownView(markdown)
         # A long message: the text not shown yet ("show more" reveals it a part at a time).
         self._rest = rest
         # Later text blocks of the message, unsanitized until the reader asks for them (joined
@@ -195,9 +172,7 @@ class AssistantBlock(Widget):
         )
 
     def compose(self) -> ComposeResult:
-        if self._open:
-            self._open_part = MarkdownPart(self._open)
-            yield self._open_part
+        yield self._view
         if self._more is not None:
             yield self._more
 
@@ -214,7 +189,7 @@ class AssistantBlock(Widget):
         more", before anything of it was revealed)."""
         parts = [self._rest]
         position = len(self._rest)
-        separate = bool(self._rest or self._open or self._sealed)  # a blank line between
+        separate = bool(self._rest or self._view.source)  # a blank line between
         for raw in self._later:
             if separate:
                 parts.append("\n\n")
@@ -246,73 +221,22 @@ class AssistantBlock(Widget):
         event.stop()
         await self.show_more()
 
-    async def _mount_part(self, part: MarkdownPart) -> None:
-        """Mount a new part at the end of the text (above the "show more" line)."""
-        if self._more is not None and self._more.parent is self:
-            await self.mount(part, before=self._more)
-        else:
-            await self.mount(part)
-
     @property
     def source(self) -> str:
-        return "".join(self._sealed) + self._open
+        return self._view.source
 
     @property
-    def parts(self) -> int:
-        return len(self._sealed) + (1 if self._open_part is not None else 0)
+    def whole_text(self) -> str | None:
+        """The text shown and behind "show more", or None while later blocks are unread."""
+        return None if self._later else self._view.source + self._rest
+
+    @property
+    def view(self) -> MarkdownView:
+        return self._view
 
     async def append(self, text: str) -> None:
-        """Append streamed text (already sanitized); cost bounded by the open part's size."""
-        if not text:
-            return
-        self._open += text
-        part = self._open_part
-        if part is None:
-            part = self._open_part = MarkdownPart()
-            await self._mount_part(part)
-        await part.append(text)
-        if len(part.children) > SEAL_BLOCKS:
-            await self._seal()
-
-    async def _seal(self) -> None:
-        """Keep the complete blocks of the open part; its last (open) block starts a new part."""
-        part = self._open_part
-        assert part is not None
-        boundary = _last_block_start(self._open)
-        if boundary is None or boundary[0] == 0:
-            return
-        offset, kind = boundary
-        last_block = part.children[-1]
-        self._sealed.append(self._open[:offset])
-        rest = self._open[offset:]
-        self._open = rest
-        new = MarkdownPart()
-        self._open_part = new
-        with self.app.batch_update():
-            await last_block.remove()
-            if part.children:
-                part.children[-1].add_class("-end")
-            part.set_class(kind not in _TOP_MARGIN_BLOCKS, "-gap")
-            part.add_class("-sealed")
-            await self._mount_part(new)
-        await new.append(rest)
-
-
-def _last_block_start(text: str) -> tuple[int, str] | None:
-    """(character offset, token type) of the last top-level block of ``text``."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("gfm-like").parse(text)
-    for token in reversed(tokens):
-        if token.level == 0 and token.map is not None and token.nesting >= 0:
-            line = token.map[0]
-            if line == 0:
-                return 0, token.type
-            offset = 0
-            for _ in range(line):
-                offset = text.index("\n", offset) + 1
-            return offset, token.type
-    return None
+        """Append streamed text (already sanitized); cost bounded by its last block's size."""
+        self._view.append(text)
 
 
 class NoteBlock(BoundedText):
@@ -699,6 +623,8 @@ class ChatView(UsesApp, VerticalScroll):
         self._leaf_id: str | None = None
         self._path_ids: set[str] = set()
         self._mounted: list[tuple[str, list[Widget]]] = []
+        self._unbuilt: list[Node] = []  # older entries of a fresh window, built after the frame
+        self._count_started = 0  # the generation whose count of entries above has begun
         self._oldest: Node | None = None  # the oldest entry walked (earlier ones start above)
         self._hidden_before: int | None = 0  # visible entries above the window (None: counting)
         self._hidden_after = 0  # newer entries unmounted after scrolling far back
@@ -862,7 +788,9 @@ class ChatView(UsesApp, VerticalScroll):
             await self._events.join()
             if self._pending:
                 self._events.put_nowait(_FLUSH)
-            elif any(w.parent is None for _, blocks in self._mounted for w in blocks):
+            elif self._unbuilt or any(
+                w.parent is None for _, blocks in self._mounted for w in blocks
+            ):
                 self._events.put_nowait(_FILL)
             elif self._loading or self._to_load:
                 if self._to_load:
@@ -913,14 +841,19 @@ class ChatView(UsesApp, VerticalScroll):
         self._hidden_after = 0
         self._load_later = None
         self._to_load = []
-        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in entries]
-        self._hidden_before = self._count_above(self._oldest)
+        # Only the newest screenful is built now; the rest of the window (and the count of
+        # what is above it) after the first frame, in _fill_window.
+        self._unbuilt = entries[:-FIRST_SCREEN]
+        newest = entries[-FIRST_SCREEN:]
+        self._mounted = [(node.id, self._blocks_or_placeholder(node)) for node in newest]
+        above = self._oldest.parent if self._oldest is not None else None
+        self._hidden_before = None if above is not None else 0
         self._load_earlier = None
         widgets: list[Widget] = []
         if self._hidden_before != 0:
             self._load_earlier = self._earlier_button()
             widgets.append(self._load_earlier)
-        for _, blocks in self._mounted[-FIRST_SCREEN:]:
+        for _, blocks in self._mounted:
             widgets.extend(blocks)
         return widgets
 
@@ -946,7 +879,16 @@ class ChatView(UsesApp, VerticalScroll):
             self._update_buttons()
 
     async def _fill_window(self) -> None:
-        """Mount the older part of the window, above what the first frame showed."""
+        """Build and mount the older part of the window, above what the first frame showed;
+        count what is above the window."""
+        if self._unbuilt:
+            older = [(node.id, self._blocks_or_placeholder(node)) for node in self._unbuilt]
+            self._unbuilt = []
+            self._mounted[:0] = older
+        if self._hidden_before is None and self._count_started != self._generation:
+            self._count_started = self._generation
+            self._hidden_before = self._count_above(self._oldest)
+            self._update_buttons()
         waiting = [w for _, blocks in self._mounted for w in blocks if w.parent is None]
         if not waiting:
             return
@@ -1017,14 +959,15 @@ class ChatView(UsesApp, VerticalScroll):
             dropped, self._mounted = self._mounted[-excess:], self._mounted[:-excess]
             self._hidden_after += len(dropped)
         with self.app.batch_update():
+            # The newest go first: at most MAX_MOUNTED entries are ever mounted at once.
+            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
+            if gone:
+                await self.remove_children(gone)
             if widgets:
                 if self._load_earlier is not None and self._load_earlier.parent is self:
                     await self.mount_all(widgets, after=self._load_earlier)
                 else:
                     await self.mount_all(widgets, before=0)
-            gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
-            if gone:
-                await self.remove_children(gone)
             if dropped and self._load_later is None:
                 self._load_later = ChatButton("", id="load-later", compact=True)
                 await self.mount(self._load_later)
@@ -1059,8 +1002,10 @@ class ChatView(UsesApp, VerticalScroll):
                     isinstance(block, AssistantBlock)
                     and preview is not None
                     and preview.parent is self
-                    and block.source == preview.source
+                    and block.whole_text == preview.source
                 ):
+                    # Already rendered: a long reply stays whole where the reader is (a
+                    # stored one shows its first part and "show more").
                     blocks[i] = kept = preview
                     # No style depends on it: no restyle of every block of a long reply.
                     preview.remove_class("-streaming", update=False)
@@ -1306,8 +1251,10 @@ class ChatView(UsesApp, VerticalScroll):
         return out
 
     def _find_call(self, node: Node, call_id: str) -> dict[str, Any] | None:
-        """The tool call a result answers: remembered, else in the nearest assistant above."""
-        call = self._calls.get(call_id)
+        """The tool call a result answers: remembered, else in the nearest assistant above.
+        Taken out once used, so that scrolling back does not keep every call (and its
+        arguments) seen so far."""
+        call = self._calls.pop(call_id, None)
         if call is not None:
             return call
         store = self.pitui.store
@@ -1316,7 +1263,7 @@ class ChatView(UsesApp, VerticalScroll):
             if parent.type == "message" and parent.role == "assistant":
                 for block in tool_calls(store.read(parent).get("message")):
                     self._calls.setdefault(str(block.get("id")), block)
-                return self._calls.get(call_id)
+                return self._calls.pop(call_id, None)
             parent = parent.parent
         return None
 
@@ -1375,14 +1322,11 @@ class ChatView(UsesApp, VerticalScroll):
                 await running.remove()
 
     def _schedule_flush(self) -> None:
-        """Show the pending text at the next frame: at most one update per ``FRAME``, less
-        often as the reply grows (each update makes Textual lay out every block of the reply
-        again: the cost per second stays about the same at any length)."""
+        """Show the pending text at the next frame (at most one update per ``FRAME``: an
+        update renders only the reply's last block again, at any length of the reply)."""
         if self._flush_timer is not None:
             return
-        parts = self._reply.parts if self._reply is not None else 0
-        frame = FRAME * (1 + parts / 8)
-        delay = max(0.001, self._last_flush + frame - time.monotonic())
+        delay = max(0.001, self._last_flush + FRAME - time.monotonic())
         self._flush_timer = self.set_timer(delay, self._request_flush)
 
     def _request_flush(self) -> None:

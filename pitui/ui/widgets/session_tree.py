@@ -17,7 +17,9 @@ The widget only reads the store; its owner tells it about changes (:meth:`entry_
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,6 +32,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from pitui.checkpoint.record import CheckpointIndex
@@ -40,7 +43,7 @@ from pitui.session.line_reader import LineReader
 from pitui.session.node import Node, depth_of
 from pitui.session.store import SessionStore
 from pitui.session.tree_layout import Segment, TreeLayout
-from pitui.session.tree_search import Matcher, entry_line, query_tokens
+from pitui.session.tree_search import FileIndex, Matcher, entry_line, query_tokens
 from pitui.ui.app_state import UsesApp
 from pitui.ui.widgets.tree_rows import (
     RowContent,
@@ -71,6 +74,17 @@ SCAN_ROWS = 2000
 
 PROGRESS_EVERY = 0.1
 """Seconds between two progress updates of a build or a search."""
+
+SEARCH_DELAY = 0.06
+"""Seconds without a key before the search for what was typed starts."""
+
+INDEX_AHEAD_ROWS = 50_000
+"""From this many rows on, the file's search index is made in the background when the rows
+are ready (a first search would take seconds longer otherwise)."""
+
+INDEX_KEEP_ROWS = 500_000
+"""Up to this many rows the search index is kept (tens of MiB at most); above, each search
+makes its own (about 100 MiB at 1M entries, freed when it is done)."""
 
 
 UNSET_LEAF: Any = object()
@@ -277,6 +291,20 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self.render_hook: Callable[[float], None] | None = None
         """Called with perf_counter() at the end of every paint of the tree's lines."""
         self._search_started = 0.0
+        self._search_timer: Timer | None = None
+        """Starts the search for what was typed once the keys stop coming (a burst of keys
+        is one search)."""
+        self.search_delay = SEARCH_DELAY
+        """Seconds without a key before the search for what was typed starts."""
+        self.searches_started = 0
+        """How many searches ran (for tests: typing in one burst starts one)."""
+        self._index: tuple[SessionStore, FileIndex | None] | None = None
+        self._index_lock = threading.Lock()
+        self._search_lock = threading.Lock()
+        self._search_ran: set[tuple[Any, ...]] = set()
+        """Searches whose thread started (it posts _Released when done)."""
+        self._search_abandoned: set[tuple[Any, ...]] = set()
+        """Searches released before their thread started (it must not read the rows)."""
 
     # ------------------------------------------------------------------ public API
 
@@ -397,6 +425,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """Show another session (the folds and the search are cleared)."""
         self._explicit_store = store
         self._store = store
+        self._index = None
         self._checkpoints = None
         self._markers = {}
         self._texts.clear()
@@ -454,6 +483,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """Show only entries containing every whitespace-separated token (any case)."""
         self._query = query
         tokens = query_tokens(query)
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+            if self._search_key is None:
+                self._set_progress(None)  # typed, not started yet
         if tokens == self._tokens and (not tokens or self._found_tokens == tokens):
             self.post_message(self.Changed(self))
             return
@@ -463,7 +497,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             # Clearing: the rows the search was made from, as they were (folds cleared).
             self._found = None
             self._found_tokens = []
-            self._search_key = None
+            self._stop_search()
             self._set_progress(None)
             if self._layout is not None:
                 self._layout.clear_folds()
@@ -665,6 +699,37 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._start_search(layout, self._tokens)
         else:
             self._show(layout)
+        self._prepare_search(layout)
+
+    def _prepare_search(self, layout: TreeLayout) -> None:
+        """On a large session, make the file's search index in the background now, so that
+        the first search does not wait for it."""
+        store = self.store
+        cached = self._index
+        rows = layout.row_count
+        if not INDEX_AHEAD_ROWS <= rows <= INDEX_KEEP_ROWS or (
+            cached is not None and cached[0] is store
+        ):
+            return
+        self.run_worker(
+            lambda: self._index_thread(store, rows),
+            thread=True,
+            group="tree-index",
+            exclusive=True,
+            exit_on_error=False,
+            description="index the session file for searches",
+        )
+
+    def _index_thread(self, store: SessionStore, rows: int) -> None:
+        worker = get_current_worker()
+
+        def tick(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise _Cancelled
+            time.sleep(0)  # let the UI thread have the interpreter first
+
+        with contextlib.suppress(_Cancelled):
+            self._file_index(store, tick, rows)
 
     # ------------------------------------------------------------------ searching
 
@@ -674,10 +739,12 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._start_search(self._layout, self._tokens)
 
     def _start_search(self, base: TreeLayout, tokens: list[str]) -> None:
+        self._abandon(self._search_key)  # the worker started below cancels it
         self._generation += 1
         key = (self._generation, tuple(tokens))
         self._search_key = key
         self._search_started = time.perf_counter()
+        self.searches_started += 1
         self._set_progress("searching…")
         base.ensure_rows()  # the worker only reads (store events wait until it is done)
         self._readers.add(key)
@@ -691,18 +758,62 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             description="search the session tree",
         )
 
+    def _abandon(self, key: tuple[Any, ...] | None) -> None:
+        """The search ``key`` is being cancelled: if its thread has not started yet (a worker
+        cancelled that early never runs), release the rows now; a thread that starts after
+        this does nothing."""
+        if key is None:
+            return
+        with self._search_lock:
+            if key in self._search_ran:
+                return  # it posts _Released when it stops
+            self._search_abandoned.add(key)
+        self._release(key)
+
+    def _file_index(
+        self, store: SessionStore, tick: Callable[[int, int], None], rows: int
+    ) -> FileIndex | None:
+        """The session file's search index, made by the first search that needs it and kept
+        for the next ones (one at a time: a search started meanwhile waits for it). Over
+        ``INDEX_KEEP_ROWS`` rows it is made for each search and not kept (its memory)."""
+        if rows > INDEX_KEEP_ROWS:
+            return FileIndex.build(store, tick)
+        worker = get_current_worker()
+        while not self._index_lock.acquire(timeout=0.05):
+            if worker.is_cancelled:
+                raise _Cancelled
+        try:
+            cached = self._index
+            if cached is not None and cached[0] is store:
+                return cached[1]
+            index = FileIndex.build(store, tick)
+            self._index = (store, index)
+            return index
+        finally:
+            self._index_lock.release()
+
     def _search_thread(
         self, key: tuple[Any, ...], store: SessionStore, base: TreeLayout, tokens: list[str]
     ) -> None:
+        with self._search_lock:
+            if key in self._search_abandoned:
+                self._search_abandoned.discard(key)
+                return  # cancelled before it started, and already released
+            self._search_ran.add(key)
         tick = self._ticker(key, "searching…")
         reader = LineReader(store)
         try:
             matcher = Matcher(store, tokens, reader.line)
             rows = base.row_count
             if rows > SCAN_ROWS:
-                # The whole file at once (half of the progress), then the rows.
-                matcher.scan_file(lambda done, total: tick(done, 2 * total))
-                found = base.restrict(matcher, tick=lambda done, _: tick(rows + done, 2 * rows))
+                # The file's index (once), the whole file at once, then the rows.
+                index = self._file_index(store, lambda done, total: tick(done, 3 * total), rows)
+                matcher.scan_file(lambda done, total: tick(total + done, 3 * total), index)
+                found = base.restrict(
+                    matcher,
+                    tick=lambda done, _: tick(2 * rows + done, 3 * rows),
+                    candidates=matcher.candidates,
+                )
             else:
                 found = base.restrict(matcher, tick=tick)
             found.reindex()
@@ -711,6 +822,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             pass
         finally:
             reader.close()
+            with self._search_lock:
+                self._search_ran.discard(key)
             self.post_message(self._Released(key))
 
     def on_session_tree__found(self, message: SessionTree._Found) -> None:
@@ -728,7 +841,10 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """A search worker stopped reading the rows: apply the store events held meanwhile
         (to the rows and to its results alike)."""
         message.stop()
-        self._readers.discard(message.key)
+        self._release(message.key)
+
+    def _release(self, key: tuple[Any, ...]) -> None:
+        self._readers.discard(key)
         if self._readers or not self._held:
             return
         held, self._held = self._held, []
@@ -1040,11 +1156,41 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if event.key == "backspace":
             event.stop()
             event.prevent_default()
-            self.set_search(self._query[:-1])
+            self._typed(self._query[:-1])
         elif event.is_printable and event.character:
             event.stop()
             event.prevent_default()
-            self.set_search(self._query + event.character)
+            self._typed(self._query + event.character)
+
+    def _typed(self, query: str) -> None:
+        """A key changed the query: it shows at once; the search for it starts once the keys
+        stop for ``SEARCH_DELAY`` (keys typed in one burst start one search), and a search
+        still running for an earlier query stops now."""
+        tokens = query_tokens(query)
+        if not tokens or tokens == self._tokens:
+            self.set_search(query)  # cleared (the rows come back at once), or the same search
+            return
+        self._query = query
+        self._stop_search()
+        self._set_progress("searching…")
+        self._search_timer = self.set_timer(
+            self.search_delay, self._search_typed, name="tree-search"
+        )
+        self.post_message(self.Changed(self))
+
+    def _search_typed(self) -> None:
+        self._search_timer = None
+        self.set_search(self._query)
+
+    def _stop_search(self) -> None:
+        """No search runs or waits to run (a running worker stops at its next check)."""
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+        if self._search_key is not None:
+            self._abandon(self._search_key)
+            self._search_key = None
+            self.workers.cancel_group(self, "tree-search")
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -1147,6 +1293,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def action_select(self) -> None:
         if self._typing:
             self._typing = False
+            if self._search_timer is not None:
+                self._search_typed()  # what was typed is searched now
             self.post_message(self.Changed(self))
             self.refresh_bindings()
             return

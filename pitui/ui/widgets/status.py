@@ -93,11 +93,15 @@ class StatusLine(UsesApp, Widget):
         self._position_leaf: str | None = None
         self._leaf_children = 0
         self._position_stale = True
+        self._shown = False  # the first frame has been asked for (positions may be computed)
 
     def on_mount(self) -> None:
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
         self._timer = self.set_interval(0.1, self._tick, pause=True)
         self._recompute()
+        self._shown = True
+        # "branch i of n" is not needed for the first frame (a walk of the path)
+        self.call_after_refresh(self._update_position)
 
     # ------------------------------------------------------------------ events
 
@@ -210,13 +214,19 @@ class StatusLine(UsesApp, Widget):
         ratio = cache_hit_ratio(reply.get("usage")) if reply is not None else None
         self._cache = f"cache {ratio:.0%}" if ratio is not None else ""
         self._session_name = terminal_line(store.session_name or "")
+        if self._shown:  # the first position is found after the first frame
+            self._update_position()
+        self.refresh()
+
+    def _update_position(self) -> None:
+        store = self.pitui.store
         if self._position_stale:
             self._position_stale = False
             if store.entry_count <= SYNC_POSITION_ENTRIES:
                 self._set_position(store.leaf_id, store.branch_position(store.leaf_id))
             else:
                 self._locate(store.leaf_id)
-        self.refresh()
+            self.refresh()
 
     def _set_position(self, leaf_id: str | None, position: BranchPosition) -> None:
         self._position_leaf = leaf_id

@@ -1,0 +1,318 @@
+"""Adjacent text deltas of a streamed reply merged before litellm parses them.
+
+litellm (and the OpenAI SDK under it) spends about a millisecond of CPU on every server-sent
+event, whatever it holds: a reply of 20,000 one-token events costs 20 s of CPU, far more than
+the network or the screen. When events arrive faster than that, they wait in the socket's
+buffer; here they are taken together and adjacent plain text deltas become one event with the
+joined text, so litellm parses one event where there were many. Nothing else changes: only
+events whose every field is known and equal apart from the text are merged (OpenAI-style chat
+chunks with one choice and no finish reason, usage or logprobs; Anthropic ``content_block_delta``
+events of one block), everything else passes as it came, in order.
+
+Events that trickle in (a reply at reading speed) are held for at most ``WINDOW`` seconds so a
+few of them can be taken together; the screen shows text once a frame anyway.
+
+:class:`CoalescingTransport` wraps an httpx transport: a ``text/event-stream`` response without
+a content encoding has its body coalesced; other responses are untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+WINDOW = 0.008
+"""Seconds a trickling stream is held to let more events arrive (a frame is ~33 ms)."""
+
+QUEUED = 1024
+"""Network reads held for the reader at most (the pump waits beyond that)."""
+_EVENT_END = re.compile(rb"\r?\n\r?\n")  # the blank line that ends an event
+_OPENAI_KEYS = frozenset(
+    {"id", "object", "created", "model", "system_fingerprint", "service_tier", "obfuscation"}
+)
+_OPENAI_CHOICE_KEYS = frozenset({"index", "delta", "logprobs", "finish_reason"})
+_OPENAI_TEXT = ("content", "reasoning_content", "reasoning")
+_ANTHROPIC_TEXT = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "input_json_delta": "partial_json",
+}
+
+
+# ---------------------------------------------------------------------------- events
+
+
+class Event:
+    """One server-sent event: its ``event:`` name (or None) and its JSON ``data`` (parsed), or
+    ``raw`` bytes for anything else (kept as it came)."""
+
+    __slots__ = ("data", "name", "raw")
+
+    def __init__(self, raw: bytes, name: str | None = None, data: Any = None) -> None:
+        self.raw = raw
+        self.name = name
+        self.data = data
+
+    @classmethod
+    def parse(cls, raw: bytes) -> Event:
+        name: str | None = None
+        data: list[bytes] = []
+        for line in raw.splitlines():
+            if line.startswith(b"data:"):
+                data.append(line[5:].lstrip(b" "))
+            elif line.startswith(b"event:"):
+                name = line[6:].strip().decode("utf-8", "replace")
+            elif line and not line.startswith(b":"):
+                return cls(raw)  # id:, retry: or anything unknown: kept as it is
+        if len(data) != 1 or not data[0].startswith(b"{"):
+            return cls(raw)
+        try:
+            return cls(raw, name, json.loads(data[0]))
+        except ValueError:
+            return cls(raw)
+
+    def encode(self) -> bytes:
+        text = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"))
+        head = f"event: {self.name}\n" if self.name is not None else ""
+        return f"{head}data: {text}\n\n".encode()
+
+
+def _openai_text(data: Any) -> tuple[str, str] | None:
+    """(field, text) of a plain OpenAI-style chat chunk holding only text, else None."""
+    if not isinstance(data, dict) or not data.keys() <= _OPENAI_KEYS | {"choices", "usage"}:
+        return None
+    if data.get("usage") is not None:
+        return None
+    choices = data.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+        return None
+    choice = choices[0]
+    if not choice.keys() <= _OPENAI_CHOICE_KEYS or choice.get("finish_reason") is not None:
+        return None
+    if choice.get("logprobs") is not None:
+        return None
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        return None
+    present = [key for key, value in delta.items() if value is not None]
+    texts = [key for key in present if key in _OPENAI_TEXT]
+    if len(texts) != 1 or not isinstance(delta[texts[0]], str):
+        return None
+    if any(key not in (*texts, "role") for key in present):
+        return None
+    return texts[0], delta[texts[0]]
+
+
+def merge(first: Event, second: Event) -> Event | None:
+    """One event for two adjacent ones, or None when both must stay as they are."""
+    a, b = first.data, second.data
+    if a is None or b is None or first.name != second.name:
+        return None
+    if first.name is None:
+        left, right = _openai_text(a), _openai_text(b)
+        if left is None or right is None or left[0] != right[0]:
+            return None
+        if a.get("id") != b.get("id") or a["choices"][0].get("index") != b["choices"][0].get(
+            "index"
+        ):
+            return None
+        role = b["choices"][0]["delta"].get("role")
+        if role is not None and role != a["choices"][0]["delta"].get("role"):
+            return None
+        merged = dict(a)
+        choice = dict(a["choices"][0])
+        choice["delta"] = {**choice["delta"], left[0]: left[1] + right[1]}
+        merged["choices"] = [choice]
+        return Event(b"", None, merged)
+    if first.name == "content_block_delta":
+        if not (isinstance(a, dict) and isinstance(b, dict)):
+            return None
+        if a.keys() != {"type", "index", "delta"} or b.keys() != {"type", "index", "delta"}:
+            return None
+        if a["index"] != b["index"] or a["type"] != "content_block_delta" or b["type"] != a["type"]:
+            return None
+        da, db = a["delta"], b["delta"]
+        if not (isinstance(da, dict) and isinstance(db, dict)) or da.get("type") != db.get("type"):
+            return None
+        field = _ANTHROPIC_TEXT.get(str(da.get("type")))
+        if field is None or da.keys() != {"type", field} or db.keys() != {"type", field}:
+            return None
+        if not (isinstance(da[field], str) and isinstance(db[field], str)):
+            return None
+        return Event(b"", first.name, {**a, "delta": {**da, field: da[field] + db[field]}})
+    return None
+
+
+def coalesce(raw_events: list[bytes]) -> bytes:
+    """The bytes of ``raw_events`` (each one whole event with its blank line) with adjacent
+    mergeable events merged."""
+    out: list[bytes] = []
+    current: Event | None = None
+    merged = False
+    for raw in raw_events:
+        event = Event.parse(raw)
+        if current is not None:
+            joined = merge(current, event)
+            if joined is not None:
+                current, merged = joined, True
+                continue
+            out.append(current.encode() if merged else current.raw)
+        current, merged = event, False
+    if current is not None:
+        out.append(current.encode() if merged else current.raw)
+    return b"".join(out)
+
+
+def split_events(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """(whole events, the incomplete rest) of ``buffer`` (one pass over it)."""
+    events: list[bytes] = []
+    start = 0
+    for end in _EVENT_END.finditer(buffer):
+        events.append(buffer[start : end.end()])
+        start = end.end()
+    return events, buffer[start:]
+
+
+# ---------------------------------------------------------------------------- transport
+
+
+class _CoalescingStream(httpx.AsyncByteStream):
+    """A response body read by a pump task, handed to the reader with events coalesced.
+
+    Iterating it again (the OpenAI SDK drains a stream after ``[DONE]``) goes on from where
+    the last reader stopped; once the body has ended, it yields nothing."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, window: float) -> None:
+        self._inner = inner
+        self._window = window
+        self._pump: asyncio.Task[None] | None = None
+        # Bounded: a reader that stops reading stops the pump too (no reading ahead forever).
+        self._queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(maxsize=QUEUED)
+        self._buffer = b""
+        self._ended = False
+
+    async def _run_pump(self) -> None:
+        queue = self._queue
+        try:
+            async for chunk in self._inner:
+                await queue.put(chunk)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # handed to the reader, raised there
+            await queue.put(exc)
+            return
+        await queue.put(None)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._ended:
+            return
+        if self._pump is None:
+            self._pump = asyncio.get_running_loop().create_task(self._run_pump())
+        # A reader that leaves early (GeneratorExit here) may come back for the rest; the pump
+        # stops when the body ends, fails or is closed (:meth:`aclose`).
+        async for chunk in self._read():
+            yield chunk
+
+    async def _read(self) -> AsyncIterator[bytes]:
+        queue = self._queue
+        while not self._ended:
+            items = [await queue.get()]
+            if queue.empty() and self._window > 0 and items[0] is not None:
+                await asyncio.sleep(self._window)  # a trickle: let a few more arrive
+            while not queue.empty():
+                items.append(queue.get_nowait())
+            parts = [self._buffer]
+            failure: BaseException | None = None
+            for item in items:
+                if item is None:
+                    self._ended = True
+                elif isinstance(item, BaseException):
+                    self._ended, failure = True, item
+                    break
+                else:
+                    parts.append(item)
+            self._buffer = b"".join(parts)
+            if failure is not None:
+                rest, self._buffer = self._buffer, b""
+                if rest:
+                    yield rest
+                raise failure
+            events, self._buffer = split_events(self._buffer)
+            if events:
+                yield coalesce(events) if len(events) > 1 else events[0]
+        rest, self._buffer = self._buffer, b""
+        if rest:
+            yield rest
+
+    async def _stop_pump(self) -> None:
+        pump, self._pump = self._pump, None
+        if pump is not None and not pump.done():
+            pump.cancel()
+            with contextlib.suppress(BaseException):
+                await pump
+
+    async def aclose(self) -> None:
+        await self._stop_pump()
+        await self._inner.aclose()
+
+
+class CoalescingTransport(httpx.AsyncBaseTransport):
+    """An httpx transport whose event streams have adjacent text deltas merged."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, window: float = WINDOW) -> None:
+        self._inner = inner
+        self._window = window
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        kind = response.headers.get("content-type", "")
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if "text/event-stream" in kind and encoding in ("", "identity"):
+            stream = response.stream
+            assert isinstance(stream, httpx.AsyncByteStream)
+            response.stream = _CoalescingStream(stream, self._window)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+_anthropic: Any = None
+
+
+def anthropic_handler() -> Any:
+    """litellm's HTTP handler for Anthropic's Messages API, over a coalescing client (passed
+    as ``client`` to the call; made once, on the provider loop that makes every call)."""
+    global _anthropic
+    if _anthropic is None:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+        handler = AsyncHTTPHandler()
+        handler.client = coalescing_client()
+        _anthropic = handler
+    return _anthropic
+
+
+def coalescing_client() -> httpx.AsyncClient:
+    """The HTTP client litellm's OpenAI-compatible calls use (``litellm.aclient_session``):
+    litellm's own SSL settings and environment proxies, event streams coalesced."""
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, get_ssl_configuration
+
+    ssl_config = get_ssl_configuration()
+    inner = httpx.AsyncHTTPTransport(verify=ssl_config)
+    mounts = AsyncHTTPHandler.create_httpx_proxy_mounts(inner, verify=ssl_config, cert=None)
+    return httpx.AsyncClient(
+        verify=ssl_config,
+        transport=CoalescingTransport(inner),
+        mounts={
+            pattern: CoalescingTransport(transport) if transport is not None else None
+            for pattern, transport in (mounts or {}).items()
+        },
+        follow_redirects=True,
+    )
