@@ -41,23 +41,28 @@ async def driver(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[PituiDr
             signal.signal(number, handler)
 
 
-@pytest.mark.timeout(60)
-async def test_the_input_thread_delivers_keys_and_stops_at_once(
-    driver: tuple[PituiDriver, int],
-) -> None:
-    made, master = driver
+def type_and_stop(made: PituiDriver, master: int, data: bytes, key: str) -> None:
+    """Run the input thread, write ``data`` to the terminal, wait for ``key`` to arrive, then
+    stop input: it returns only once the thread has stopped."""
     received: list[Any] = []
     made.process_message = received.append  # type: ignore[method-assign]
     thread = threading.Thread(target=made.run_input_thread, name="test-input")
     made._key_thread = thread
     thread.start()
-    os.write(master, b"q")
+    os.write(master, data)
     deadline = time.monotonic() + 20
-    while not any(isinstance(e, events.Key) and e.key == "q" for e in received):
-        assert time.monotonic() < deadline, f"the key never arrived: {received}"
+    while not any(isinstance(e, events.Key) and e.key == key for e in received):
+        assert time.monotonic() < deadline, f"{key} never arrived: {received}"
         time.sleep(0.01)
-    made.disable_input()  # joins the thread: it returns only once the thread has stopped
+    made.disable_input()  # joins the thread
     assert not thread.is_alive()
+
+
+@pytest.mark.timeout(60)
+async def test_the_input_thread_delivers_keys_and_stops_at_once(
+    driver: tuple[PituiDriver, int],
+) -> None:
+    type_and_stop(*driver, b"q", "q")
 
 
 @pytest.mark.timeout(60)
@@ -73,19 +78,7 @@ async def test_a_lone_esc_arrives_at_once(
     monkeypatch.delenv("ESCDELAY", raising=False)
     monkeypatch.setattr(linux_driver, "XTermParser", linux_driver.XTermParser)  # restored after
     answer_lone_escape()
-    made, master = driver
-    received: list[Any] = []
-    made.process_message = received.append  # type: ignore[method-assign]
-    thread = threading.Thread(target=made.run_input_thread, name="test-input")
-    made._key_thread = thread
-    thread.start()
-    os.write(master, b"\x1b")
-    deadline = time.monotonic() + 20
-    while not any(isinstance(e, events.Key) and e.key == "escape" for e in received):
-        assert time.monotonic() < deadline, f"Esc never arrived: {received}"
-        time.sleep(0.01)
-    made.disable_input()
-    assert not thread.is_alive()
+    type_and_stop(*driver, b"\x1b", "escape")
 
 
 def test_the_app_uses_it_unless_textual_driver_says_otherwise(

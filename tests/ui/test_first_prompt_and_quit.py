@@ -75,7 +75,8 @@ async def test_the_message_and_the_spinner_show_before_the_import_ends(
         slow_import.set()
         await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
         assert len(llm.requests) == 1
-        assert "working" not in app.query_one(StatusLine).render_text()
+        # the status line hears of the end through its own event: it stops "working" then
+        await wait_for(pilot, lambda: "working" not in app.query_one(StatusLine).render_text())
 
 
 async def test_quit_while_the_import_runs_stores_the_prompt_and_releases_the_lock(
