@@ -21,7 +21,7 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from operator import attrgetter, ge
 from typing import Any
@@ -420,36 +420,58 @@ class FileIndex:
         index = cls(starts, ends, nodes)
         calls = index.calls
         first, end = starts[0], ends[-1]
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
+        blocks = _file_blocks(path, first, end, 4096, tick)
+        if blocks is None:
             return None
-        try:
-            pos = first
-            while pos < end:
-                size = min(SCAN_BLOCK, end - pos)
-                data = os.pread(fd, size + 4096, pos)
-                for marker in _ESCAPE_MARKERS:
-                    _mark(data, marker, pos, size, starts, ends, index.needs_parse)
-                c1 = _C1_BYTES.search(data, 0, size + 1)
-                while c1 is not None and c1.start() < size:
-                    line = _line_at(pos + c1.start(), starts, ends)
-                    if line is not None:
-                        index.needs_parse.add(starts[line])
-                    c1 = _C1_BYTES.search(data, c1.start() + 1, size + 1)
-                _mark(data, b'"limit"', pos, size, starts, ends, index.limit)
-                for match in _CALL_ID.finditer(data, 0, size + 4096):
-                    if match.start() >= size:
-                        break
-                    line = _line_at(pos + match.start(), starts, ends)
-                    if line is not None:
-                        calls.setdefault(match.group(1), []).append(starts[line])
-                pos += size
-                if tick is not None:
-                    tick(pos - first, end - first)
-        finally:
-            os.close(fd)
+        for pos, size, data in blocks:
+            for marker in _ESCAPE_MARKERS:
+                _mark(data, marker, pos, size, starts, ends, index.needs_parse)
+            c1 = _C1_BYTES.search(data, 0, size + 1)
+            while c1 is not None and c1.start() < size:
+                line = _line_at(pos + c1.start(), starts, ends)
+                if line is not None:
+                    index.needs_parse.add(starts[line])
+                c1 = _C1_BYTES.search(data, c1.start() + 1, size + 1)
+            _mark(data, b'"limit"', pos, size, starts, ends, index.limit)
+            for match in _CALL_ID.finditer(data, 0, size + 4096):
+                if match.start() >= size:
+                    break
+                line = _line_at(pos + match.start(), starts, ends)
+                if line is not None:
+                    calls.setdefault(match.group(1), []).append(starts[line])
         return index
+
+
+def _file_blocks(
+    path: str | os.PathLike[str],
+    first: int,
+    end: int,
+    overlap: int,
+    tick: Callable[[int, int], None] | None,
+) -> Iterator[tuple[int, int, bytes]] | None:
+    """Blocks of bytes ``first``..``end`` of the file: (position, size, the block and
+    ``overlap`` bytes more, so a match that starts in the block is whole); ``tick(done,
+    total)`` after each. None when the file cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    return _blocks(fd, first, end, overlap, tick)
+
+
+def _blocks(
+    fd: int, first: int, end: int, overlap: int, tick: Callable[[int, int], None] | None
+) -> Iterator[tuple[int, int, bytes]]:
+    try:
+        pos = first
+        while pos < end:
+            size = min(SCAN_BLOCK, end - pos)
+            yield pos, size, os.pread(fd, size + overlap, pos)
+            pos += size
+            if tick is not None:
+                tick(pos - first, end - first)
+    finally:
+        os.close(fd)
 
 
 class FileScan:
@@ -530,22 +552,13 @@ class FileScan:
         path = store.path
         if path is None:
             return None
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
+        blocks = _file_blocks(path, first, end, overlap, tick)
+        if blocks is None:
             return None
-        try:
-            pos = first
-            while pos < end:
-                size = min(SCAN_BLOCK, end - pos)
-                low = os.pread(fd, size + overlap, pos).lower()
-                for i, needle in needles:
-                    _mark(low, needle, pos, size, starts, ends, scan.hits[i])
-                pos += size
-                if tick is not None:
-                    tick(pos - first, end - first)
-        finally:
-            os.close(fd)
+        for pos, size, data in blocks:
+            low = data.lower()
+            for i, needle in needles:
+                _mark(low, needle, pos, size, starts, ends, scan.hits[i])
         calls = index.calls
         for i in usable:
             hot = scan.hits[i] | scan.needs_parse
