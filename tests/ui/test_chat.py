@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from support.llm_server import ScriptedLLMServer, error, reasoning, slow, text, tool_call
 from textual.content import Content
+from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Button
 
 from pitui.session import SessionStore
@@ -684,6 +686,18 @@ async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
         assert streamed.view.line_count > 200
         assert lines(streamed.view) == lines(reference)
         assert streamed.view.region.height == reference.region.height
+        # What was painted while it streamed (Textual's per-widget line cache, kept when only
+        # the height changes) is what the same text shows when painted afresh.
+        whole = AssistantBlock(LONG_REPLY, classes="reference")
+        await view.mount(whole)
+        await pilot.pause(0.3)
+
+        def painted(widget: Widget) -> list[list[tuple[str, object]]]:
+            region = Region(0, 0, widget.size.width, widget.size.height)
+            return [[(s.text, s.style) for s in strip] for strip in widget.render_lines(region)]
+
+        assert painted(streamed.view) == painted(whole.view)
+        assert painted(streamed) == painted(whole)
         shown = [strip.text.strip() for strip in map(streamed.view.render_line, range(12))]
         assert shown[:4] == ["Step 0", "", "", "x = 1"]  # a heading, then a fence (padded)
         assert "• item 2" in shown

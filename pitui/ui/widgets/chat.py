@@ -60,6 +60,7 @@ from pitui.ui.widgets.bounded import (
     MoreLine,
     cut_at,
 )
+from pitui.ui.widgets.kept_lines import KeptLines
 from pitui.ui.widgets.markdown_view import MarkdownView
 
 log = logging.getLogger("pitui.ui.chat")
@@ -135,7 +136,7 @@ class UserBlock(BoundedText):
     """
 
 
-class AssistantBlock(Widget):
+class AssistantBlock(KeptLines, Widget):
     """An assistant message's text (Markdown). The streamed preview has ``-streaming``.
 
     The text is one :class:`MarkdownView` (its blocks rendered to lines); streamed text is
@@ -598,7 +599,7 @@ class ChatButton(Button):
     FOCUS_ON_CLICK: ClassVar[bool] = False
 
 
-class ChatView(UsesApp, VerticalScroll):
+class ChatView(UsesApp, KeptLines, VerticalScroll):
     """Renders ``app.store``'s active branch; streams the reply in progress.
 
     It follows the end while the reader is at the bottom; scrolled up, it stays put and sets
@@ -639,6 +640,7 @@ class ChatView(UsesApp, VerticalScroll):
         self._pending: list[str] = []
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
+        self._flush_cost = 0.0  # seconds the last update of the preview took (its last block)
         self._running_tools: dict[str, ToolBlock] = {}
         self.tools_expanded = False  # Ctrl+O: every tool block expanded (new ones too)
         # Big entries of the window waiting for their parse (their placeholder note).
@@ -1323,10 +1325,14 @@ class ChatView(UsesApp, VerticalScroll):
 
     def _schedule_flush(self) -> None:
         """Show the pending text at the next frame (at most one update per ``FRAME``: an
-        update renders only the reply's last block again, at any length of the reply)."""
+        update renders only the reply's last block again, at any length of the reply). When
+        that block is slow to render (a long code block or table: tens of ms), updates come
+        less often, so that rendering never takes more than about a fifth of the event loop's
+        time and keys are not kept waiting behind it."""
         if self._flush_timer is not None:
             return
-        delay = max(0.001, self._last_flush + FRAME - time.monotonic())
+        interval = max(FRAME, 4 * self._flush_cost)
+        delay = max(0.001, self._last_flush + interval - time.monotonic())
         self._flush_timer = self.set_timer(delay, self._request_flush)
 
     def _request_flush(self) -> None:
@@ -1347,8 +1353,11 @@ class ChatView(UsesApp, VerticalScroll):
         self._last_flush = time.monotonic()
         if self._reply is None:
             self._reply = AssistantBlock("", classes="-streaming")
+            self._flush_cost = 0.0
             await self.mount(self._reply)
+        start = time.perf_counter()
         await self._reply.append(text)
+        self._flush_cost = time.perf_counter() - start
 
     # ------------------------------------------------------------------ tool blocks
 
