@@ -491,15 +491,30 @@ async def test_stays_at_the_bottom_while_streaming_unless_scrolled_up(
         await pilot.pause()
         assert view.max_scroll_y > 0
         assert view.scroll_y == view.max_scroll_y  # anchored
+        height = view.vertical_scrollbar.size.height
+        assert max(thumb_rows(view)) == height - 1  # the scrollbar shows it
         view.scroll_to(y=0, animate=False)  # the user scrolls up
         await pilot.pause()
         await wait_for(pilot, lambda: "w19" in "".join(assistant_sources(app)))
         await pilot.pause()
         assert view.scroll_y == 0
+        assert min(thumb_rows(view)) == 0
         view.scroll_end(animate=False)  # back at the bottom: anchored again
         await settle(pilot, app)
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y
+        assert max(thumb_rows(view)) == height - 1
+
+
+def thumb_rows(view: ChatView) -> list[int]:
+    """The rows of the chat's scrollbar its thumb is painted on (as painted last)."""
+    bar = view.vertical_scrollbar
+    strips = bar.render_lines(Region(0, 0, bar.size.width, bar.size.height))
+    return [
+        y
+        for y, strip in enumerate(strips)
+        if any(s.style and s.style.meta.get("@mouse.down") == "grab" for s in strip)
+    ]
 
 
 # ---------------------------------------------------------------------------------- hostile

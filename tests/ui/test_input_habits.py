@@ -191,7 +191,8 @@ async def test_ctrl_c_aborts_a_run_even_with_a_selection(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clipboard, osc = fake_pyperclip(monkeypatch, works=True)
-    llm.script(slow("alpha beta gamma delta epsilon zeta eta theta", 0.15))
+    # Slow enough that the run is still going when Ctrl+C comes, on a loaded machine too.
+    llm.script(slow("alpha beta gamma delta epsilon zeta eta theta", 0.5))
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")

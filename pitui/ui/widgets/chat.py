@@ -31,6 +31,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive, var
+from textual.scrollbar import ScrollBar
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Markdown, Static
@@ -60,7 +61,7 @@ from pitui.ui.widgets.bounded import (
     MoreLine,
     cut_at,
 )
-from pitui.ui.widgets.kept_lines import KeptLines
+from pitui.ui.widgets.kept_lines import KeptLines, KeptScrollBar
 from pitui.ui.widgets.markdown_view import MarkdownView
 
 log = logging.getLogger("pitui.ui.chat")
@@ -616,6 +617,19 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
     new_below: var[bool] = var(False)
     """Something was added at the end while the reader was scrolled up (cleared at the end)."""
 
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The scrollbar, painted again only when its thumb moves (made on first use, as
+        Textual makes its own)."""
+        if self._vertical_scrollbar is None:
+            bar = KeptScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
+            )
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._events: asyncio.Queue[object] = asyncio.Queue()
@@ -640,7 +654,6 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         self._pending: list[str] = []
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
-        self._flush_cost = 0.0  # seconds the last update of the preview took (its last block)
         self._running_tools: dict[str, ToolBlock] = {}
         self.tools_expanded = False  # Ctrl+O: every tool block expanded (new ones too)
         # Big entries of the window waiting for their parse (their placeholder note).
@@ -1331,7 +1344,9 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         time and keys are not kept waiting behind it."""
         if self._flush_timer is not None:
             return
-        interval = max(FRAME, 4 * self._flush_cost)
+        # What the last block costs to render again (blocks that complete are rendered once).
+        cost = self._reply.view.open_cost if self._reply is not None else 0.0
+        interval = max(FRAME, 4 * cost)
         delay = max(0.001, self._last_flush + interval - time.monotonic())
         self._flush_timer = self.set_timer(delay, self._request_flush)
 
@@ -1353,11 +1368,8 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         self._last_flush = time.monotonic()
         if self._reply is None:
             self._reply = AssistantBlock("", classes="-streaming")
-            self._flush_cost = 0.0
             await self.mount(self._reply)
-        start = time.perf_counter()
         await self._reply.append(text)
-        self._flush_cost = time.perf_counter() - start
 
     # ------------------------------------------------------------------ tool blocks
 

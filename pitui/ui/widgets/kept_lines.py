@@ -17,9 +17,12 @@ fail if the cache is kept wrongly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
-from textual.geometry import Size
+from rich.color import Color
+from rich.style import Style
+from textual.geometry import Region, Size
+from textual.scrollbar import ScrollBar, ScrollBarRender
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -50,3 +53,50 @@ class KeptLines(_Base):
         cache._dirty_lines.update(dirty)
         cache._dirty_lines.update(range(max(bottom, 0), size.height))
         return resized
+
+
+class KeptScrollBar(ScrollBar):
+    """A scrollbar painted again only when what it shows changes.
+
+    Textual repaints a scrollbar whenever the scroll position or the scrollable height moves,
+    which while a reply streams is every frame, for every line of the bar; its thumb moves a
+    cell only now and then. The bar's own drawing (Textual's ``ScrollBarRender.render_bar``)
+    is compared with the last one painted: unchanged, the painted lines stay."""
+
+    _painted: tuple[object, ...] | None = None  # the drawing last asked to be painted
+
+    def _drawing(self) -> tuple[object, ...] | None:
+        if self.parent is None or not self.is_mounted:
+            return None
+        renderable = self.render()
+        if not isinstance(renderable, ScrollBarRender):
+            return None
+        style = renderable.style if isinstance(renderable.style, Style) else Style()
+        width, height = self.size
+        bar = ScrollBarRender.render_bar(
+            size=height if self.vertical else width,
+            virtual_size=renderable.virtual_size,
+            window_size=renderable.window_size,
+            position=renderable.position,
+            thickness=width if self.vertical else height,
+            vertical=self.vertical,
+            back_color=style.bgcolor or Color.parse("#555555"),  # Textual's defaults
+            bar_color=style.color or Color.parse("bright_magenta"),
+        )
+        return (width, height, *((segment.text, segment.style) for segment in bar.segments))
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        if repaint and not (regions or layout or recompose):
+            drawing = self._drawing()
+            if drawing is not None and drawing == self._painted:
+                return self
+            self._painted = drawing
+        else:
+            self._painted = None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)

@@ -10,6 +10,7 @@ screen are painted. Selecting text with the mouse and copying it works on the li
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -52,6 +53,7 @@ class MarkdownView(KeptLines, Widget):
         self._done: list[Strip] = []
         self._done_end = 0
         self._open: list[Strip] = []  # the last block's lines (rendered again on append)
+        self.open_cost = 0.0  # seconds the last block took to render (at the last append)
         self._texts: list[str] | None = None  # plain text of every line (for selections)
         # The widget's style, looked up once per paint: Textual computes it by walking the
         # ancestors on every call, which cost more than the rest of a line's paint.
@@ -119,7 +121,9 @@ class MarkdownView(KeptLines, Widget):
             tail = tail[starts[complete] :]
         self._open = []
         if tail.strip():
+            start = time.perf_counter()
             self._add(self._open, renderer.render(tail, width), after=self._done)
+            self.open_cost = time.perf_counter() - start
         self._texts = None
 
     @staticmethod
