@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Self
 
 from rich.color import Color
+from rich.console import RenderableType
 from rich.style import Style
 from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBar, ScrollBarRender
@@ -59,16 +60,19 @@ class KeptScrollBar(ScrollBar):
     """A scrollbar painted again only when what it shows changes.
 
     Textual repaints a scrollbar whenever the scroll position or the scrollable height moves,
-    which while a reply streams is every frame, for every line of the bar; its thumb moves a
-    cell only now and then. The bar's own drawing (Textual's ``ScrollBarRender.render_bar``)
-    is compared with the last one painted: unchanged, the painted lines stay."""
+    which while a reply streams is every frame, for every line of the bar; its thumb moves by
+    an eighth of a cell only now and then. The bar's drawing (Textual's own
+    ``ScrollBarRender.render_bar``) is compared with the drawing of its last paint: unchanged,
+    the painted lines stay."""
 
-    _painted: tuple[object, ...] | None = None  # the drawing last asked to be painted
+    _painted: tuple[object, ...] | None = None  # the drawing of the last paint
 
-    def _drawing(self) -> tuple[object, ...] | None:
-        if self.parent is None or not self.is_mounted:
-            return None
-        renderable = self.render()
+    def render(self) -> RenderableType:
+        renderable = super().render()
+        self._painted = self._drawing(renderable)
+        return renderable
+
+    def _drawing(self, renderable: RenderableType) -> tuple[object, ...] | None:
         if not isinstance(renderable, ScrollBarRender):
             return None
         style = renderable.style if isinstance(renderable.style, Style) else Style()
@@ -92,11 +96,13 @@ class KeptScrollBar(ScrollBar):
         layout: bool = False,
         recompose: bool = False,
     ) -> Self:
-        if repaint and not (regions or layout or recompose):
-            drawing = self._drawing()
-            if drawing is not None and drawing == self._painted:
-                return self
-            self._painted = drawing
-        else:
-            self._painted = None
+        plain = repaint and not (regions or layout or recompose)
+        if (
+            plain
+            and self._painted is not None
+            and self.is_mounted
+            and self.parent is not None
+            and self._drawing(super().render()) == self._painted
+        ):
+            return self  # what would be painted is what was
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
