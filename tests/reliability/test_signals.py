@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, slow, text, tool_call
+from support.print_mode import isolated_env, model_args
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = " ".join(f"word{i}" for i in range(40))
@@ -49,25 +50,13 @@ class Run:
     @property
     def env(self) -> dict[str, str]:
         return {
-            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
-            "XDG_CONFIG_HOME": str(self.tmp / "config"),
-            "XDG_DATA_HOME": str(self.tmp / "data"),
-            "XDG_STATE_HOME": str(self.tmp / "state"),
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            "OPENAI_API_KEY": "sk-test",
+            **{k: v for k, v in isolated_env(self.tmp).items() if not k.startswith("PYTEST")},
             "TERM": "xterm-256color",
             "PYTHONPATH": str(ROOT),
         }
 
     def args(self) -> list[str]:
-        return [
-            "--model",
-            "openai/test-model",
-            "--api-base",
-            f"{self.llm.url}/v1",
-            "--session-dir",
-            str(self.tmp / "sessions"),
-        ]
+        return model_args(self.llm, self.tmp / "sessions")
 
     def script(self, what: str) -> None:
         if what == "stream":
