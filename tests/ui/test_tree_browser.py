@@ -4,7 +4,6 @@ labels and copying."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 import types
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, slow, text
-from support.screens import screen_up
+from support.screens import SIZE, screen_up, wait_for
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
@@ -31,8 +30,6 @@ from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.session_tree import SessionTree
-
-SIZE = (120, 36)
 
 # pi-v3-branches.jsonl (default filter), top to bottom; the leaf is a2d5fcdf.
 SYSTEM = "3a8d066a"
@@ -72,16 +69,6 @@ DEFAULT_ORDER = [
     OK_EAGER,
     DATA_MODEL,
 ]
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``check()`` holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
 
 
 async def open_tree(pilot: Pilot[Any]) -> SessionTree:
