@@ -71,7 +71,10 @@ PRUNE_SLACK = 50  # live entries allowed past the window before the oldest are u
 FIRST_SCREEN = 12  # the newest entries, mounted before the first frame (the rest just after)
 MAX_MOUNTED = 2 * WINDOW  # scrolling back keeps at most this many entries mounted
 SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in a thread)
-FRAME = 1 / 30  # streamed text reaches the screen at most this often (seconds)
+# Streamed text reaches the screen at most this often (seconds). Each update scrolls the chat,
+# so Textual composes every row of it again: at 20 a second rather than 30, a streaming reply
+# took ~15% less CPU in the benchmark and keys echoed as fast.
+FRAME = 1 / 20
 _FLUSH = object()  # queue marker: show the pending streamed text
 _FILL = object()  # queue marker: mount the rest of a fresh window
 LOAD_DELAY = 0.2  # seconds after the first frame before big entries are parsed
