@@ -30,6 +30,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
@@ -171,6 +172,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         Binding("ctrl+l", "toggle_filter('labeled-only')", "Labeled only", show=False),
         Binding("ctrl+a", "toggle_filter('all')", "All entries", show=False),
     ]
+
+    revision: reactive[int] = reactive(0, repaint=False, init=False)
+    """Bumped with every ``Changed`` message. A watcher (``watch(tree, "revision", ...)``) runs
+    at once, before the next frame: what it shows (the status line) paints with the rows of the
+    same key, not a frame later as a handler of the bubbling message would."""
 
     class Highlighted(Message):
         """The cursor moved onto ``entry_id``."""
@@ -489,7 +495,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             if self._search_key is None:
                 self._set_progress(None)  # typed, not started yet
         if tokens == self._tokens and (not tokens or self._found_tokens == tokens):
-            self.post_message(self.Changed(self))
+            self._post_changed()
             return
         previous = self._found_tokens if self._found is not None else []
         self._tokens = tokens
@@ -504,13 +510,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
                 self._show(self._layout)
             return
         if self._layout is None:
-            self.post_message(self.Changed(self))
+            self._post_changed()
             return  # searched when the layout is ready
         base = self._layout
         if previous and self._found is not None and _narrows(tokens, previous):
             base = self._found
         self._start_search(base, tokens)
-        self.post_message(self.Changed(self))
+        self._post_changed()
 
     def move_to(self, entry_id: str) -> bool:
         """Put the cursor on ``entry_id`` (or its nearest shown ancestor); False if neither."""
@@ -861,7 +867,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def _set_progress(self, text: str | None) -> None:
         if text != self._progress:
             self._progress = text
-            self.post_message(self.Changed(self))
+            self._post_changed()
+
+    def _post_changed(self) -> None:
+        self.revision += 1
+        self.post_message(self.Changed(self))
 
     # ------------------------------------------------------------------ showing
 
@@ -895,7 +905,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             # Nothing shown: the wanted entry is remembered for when rows come back.
             self._cursor = -1
             self.refresh()
-            self.post_message(self.Changed(self))
+            self._post_changed()
             return
         assert view is not None
         seg, k = view.at(target)
@@ -913,7 +923,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self.refresh()
         if new_node is not previous or old == -1 or initial:
             self.post_message(self.Highlighted(new_node.id, self))
-        self.post_message(self.Changed(self))
+        self._post_changed()
 
     def _visible_line(self, view: TreeLayout, node: Node) -> int | None:
         """Line of ``node`` or of its nearest shown ancestor; a fold shows its head."""
@@ -1096,7 +1106,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._refresh_line(line)
         if node is not old_node or old != line:
             self.post_message(self.Highlighted(node.id, self))
-            self.post_message(self.Changed(self))
+            self._post_changed()
 
     def _scroll_to_cursor(self, *, center: bool = False, force: bool = False) -> bool:
         """Scroll so the cursor row (and its text) shows; True when everything repaints.
@@ -1176,7 +1186,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._search_timer = self.set_timer(
             self.search_delay, self._search_typed, name="tree-search"
         )
-        self.post_message(self.Changed(self))
+        self._post_changed()
 
     def _search_typed(self) -> None:
         self._search_timer = None
@@ -1295,7 +1305,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._typing = False
             if self._search_timer is not None:
                 self._search_typed()  # what was typed is searched now
-            self.post_message(self.Changed(self))
+            self._post_changed()
             self.refresh_bindings()
             return
         entry_id = self.cursor_entry_id
@@ -1314,7 +1324,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
 
     def action_start_search(self) -> None:
         self._typing = True
-        self.post_message(self.Changed(self))
+        self._post_changed()
         self.refresh_bindings()
 
     def action_clear_search(self) -> None:
