@@ -285,6 +285,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._styles: RowStyles | None = None
         self._mark: tuple[Segment, int, str] | None = None
+        self._paint: tuple[int, int] | None = None
+        """(width, top line) during a paint of the lines."""
         self._center_pending = True
         self._initial = True
         # Timing hooks (benchmarks and tests): perf_counter() stamps, set by the widget.
@@ -1052,16 +1054,22 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._styles = self._compute_styles()
         view = self.view
         self._mark = self._leaf_mark(view) if view is not None else None
-        strips = super().render_lines(crop)
+        # The width and the top line, once per paint (``size`` looks the widget up in the
+        # screen's map: a noticeable part of each row's cost).
+        self._paint = (self.size.width, self.scroll_offset.y)
+        try:
+            strips = super().render_lines(crop)
+        finally:
+            self._paint = None
         if self.render_hook is not None:
             self.render_hook(time.perf_counter())
         return strips
 
     def render_line(self, y: int) -> Strip:
         styles = self._styles or self._compute_styles()
-        width = self.size.width
+        width, top = self._paint or (self.size.width, self.scroll_offset.y)
         view = self.view
-        line = self.scroll_offset.y + y
+        line = top + y
         count = view.line_count if view is not None else 0
         if not 0 <= line < count:
             if line == 0 and not count:
