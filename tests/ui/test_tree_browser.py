@@ -159,6 +159,53 @@ async def test_ctrl_t_opens_the_tree_with_pi_rows(app_factory: Callable[..., Pit
         assert str(status) == "(11/17)"
 
 
+async def test_the_status_line_follows_the_cursor_in_the_same_frame(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """The ``(i/N)`` line is updated while the key is handled, before the frame that paints
+    the moved cursor (it used to wait for a bubbling message and show a frame later)."""
+    from pitui.ui.screens.tree_browser import TreeStatus
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        status = app.screen.query_one(TreeStatus)
+        assert status.text == "(11/17)"
+        tree.action_cursor_down()  # no await: no message has been handled yet
+        assert status.text == "(12/17)"
+        tree.action_cursor_up()
+        tree.action_cursor_up()
+        assert status.text == "(10/17)"
+        await pilot.press("slash", "t", "i", "e")
+        await settle(pilot, tree)
+        assert status.text == "(1/3) /tie▏"
+        tree.action_clear_search()
+        # the rows and the status back at once (the cursor stays on the entry it was on)
+        assert status.text == tree.status_text()
+        assert status.text.endswith("/17)")
+
+
+async def test_after_a_burst_of_keys_the_details_show_the_last_entry(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        await wait_for(pilot, lambda: details.entry_id == LEAF)
+        await pilot.press("home", *["down"] * 6)  # faster than the details' debounce
+        assert tree.cursor_entry_id == EAGER
+        await wait_for(pilot, lambda: details.entry_id == EAGER)
+        await pilot.pause(details.debounce * 2)
+        assert details.entry_id == EAGER
+        meta = str(app.screen.query_one("#entry-meta").render())
+        assert f"id {EAGER}" in " ".join(meta.split())
+        body = str(app.screen.query_one("#entry-body").render())
+        assert "The widget builds all nodes eagerly." in body
+
+
 async def test_context_tab_can_be_the_initial_tab(app_factory: Callable[..., PituiApp]) -> None:
     from pitui.ui.widgets.inspectors import DetailsPane
 
@@ -970,6 +1017,8 @@ async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., Pi
         first = footer.query("FooterKey").first()
         assert "esc" in str(first.render()) and "Close" in str(first.render())
         assert first.region.right <= 80  # on screen
+        keys = list(footer.query("FooterKey"))
+        closed = footer_text(app)
         await pilot.press("slash", "t")
         await settle(pilot, tree)
         await pilot.pause()
@@ -977,6 +1026,9 @@ async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., Pi
         await pilot.press("escape")
         await pilot.pause()
         assert "Close" in str(footer.query("FooterKey").first().render())
+        assert footer_text(app) == closed
+        # Only the keys' texts changed: the same widgets show them (no rebuild).
+        assert list(footer.query("FooterKey")) == keys
         await pilot.press("escape")
         await wait_for(pilot, lambda: screen_up(app, MainScreen))
 
