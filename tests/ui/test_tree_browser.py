@@ -957,6 +957,44 @@ def deep_session(path: Any, forks: int, chain: int) -> SessionStore:
     return store
 
 
+async def test_clearing_a_long_search_restores_the_scroll_range(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Rows come and go without a relayout while the scrollbar stays (the row count is only
+    the scroll range): the range, the scrollbar and scrolling follow the rows shown."""
+    app = app_factory(model=None)
+    deep = deep_session(app.store.path, forks=80, chain=2)  # 320 rows, ".1" in 80 of them
+    app.store = deep
+    app.bridge.attach(deep, None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        total = tree.row_count
+        assert total == 320 and tree.show_vertical_scrollbar
+        await pilot.press("home")
+        await pilot.press("slash", "full_stop", "1")
+        await settle(pilot, tree)
+        found = tree.row_count
+        assert tree.size.height < found < total
+        assert tree.show_vertical_scrollbar
+        assert tree.virtual_size.height == found
+        assert tree.vertical_scrollbar.window_virtual_size == found
+        assert tree.max_scroll_y == found - tree.size.height
+        tree.action_clear_search()  # what Esc does; checked before the next frame
+        assert tree.row_count == total and not tree.search_query
+        assert tree.virtual_size.height == total
+        assert tree.vertical_scrollbar.window_virtual_size == total
+        assert tree.max_scroll_y == total - tree.size.height
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        assert tree.cursor_line == total - 1
+        assert tree.scroll_offset.y == total - tree.size.height  # the last row at the bottom
+        bottom = tree.render_line(tree.size.height - 1)
+        drawn = "".join(segment.text for segment in bottom).rstrip()
+        assert drawn == tree.row_text(total - 1).rstrip()
+        assert drawn.endswith("assistant: side 0")
+
+
 async def test_deep_trees_render_and_navigate(app_factory: Callable[..., PituiApp]) -> None:
     app = app_factory(model=None)
     deep = deep_session(app.store.path, forks=1200, chain=2)

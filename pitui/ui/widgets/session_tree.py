@@ -889,7 +889,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def _relayout(self) -> None:
         view = self.view
         count = view.line_count if view is not None else 0
-        self.virtual_size = Size(0, count)
+        self._set_line_count(count)
         old = self._cursor
         previous = self._cursor_node
         initial = self._initial and view is not None and self._build_key is None
@@ -926,6 +926,32 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if new_node is not previous or old == -1 or initial:
             self.post_message(self.Highlighted(new_node.id, self))
         self._post_changed()
+
+    def _set_line_count(self, count: int) -> None:
+        """The scrollable height. Setting ``virtual_size`` re-lays out the whole screen (and so
+        repaints every widget on it), which is only needed when the scrollbar appears or goes:
+        otherwise only the scrollbar's thumb and this widget change (Esc on a search of a big
+        session: the frame with the rows back is a third of the cost)."""
+        size = Size(0, count)
+        if size == self.virtual_size:
+            return
+        height = self.container_size.height
+        shown = self.show_vertical_scrollbar
+        if (
+            not self.is_mounted
+            or height <= 0
+            or self.styles.overflow_y != "auto"
+            or (count > height) != shown
+        ):
+            self.virtual_size = size  # the scrollbar appears or goes: a layout is needed
+            return
+        self.set_reactive(SessionTree.virtual_size, size)
+        if shown:
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = count
+            bar.refresh()
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
+        self.refresh()
 
     def _visible_line(self, view: TreeLayout, node: Node) -> int | None:
         """Line of ``node`` or of its nearest shown ancestor; a fold shows its head."""
