@@ -957,6 +957,34 @@ def deep_session(path: Any, forks: int, chain: int) -> SessionStore:
     return store
 
 
+async def test_painted_rows_follow_labels_cursor_and_leaf(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Rows are kept once painted; whatever a row shows changing paints it anew."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+
+        def drawn(entry_id: str) -> str:
+            line = tree.line_of(entry_id)
+            assert line is not None
+            strip = tree.render_line(line - tree.scroll_offset.y)
+            return "".join(segment.text for segment in strip).rstrip()
+
+        before = drawn(GO)
+        assert before == drawn(GO) and "tagx" not in before
+        app.store.append_label(GO, "tagx")
+        await pilot.pause()
+        assert "tagx" in drawn(GO)
+        assert drawn(LEAF).startswith("›") and "← leaf" in drawn(LEAF)
+        await pilot.press("up")
+        assert not drawn(LEAF).startswith("›") and drawn(TIE2).startswith("›")
+        app.store.branch(TIE1)  # the leaf moves: the marker and the path marks follow
+        await pilot.pause()
+        assert "← leaf" not in drawn(LEAF) and drawn(TIE1).endswith("← leaf")
+        assert "• " not in drawn(LEAF)
+
+
 async def test_clearing_a_long_search_restores_the_scroll_range(
     app_factory: Callable[..., PituiApp],
 ) -> None:

@@ -69,6 +69,8 @@ SYNC_BUILD_BYTES = 24 << 20
 
 TEXT_CACHE = 4096
 """One-line texts kept (the rows on screen and those near them)."""
+STRIP_CACHE = 512
+"""Painted rows kept (a few screens' worth)."""
 
 SCAN_ROWS = 2000
 """A search over more rows than this first scans the session file in large blocks."""
@@ -287,6 +289,10 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._mark: tuple[Segment, int, str] | None = None
         self._paint: tuple[int, int] | None = None
         """(width, top line) during a paint of the lines."""
+        self._strips: OrderedDict[tuple[Any, ...], Strip] = OrderedDict()
+        """Painted rows by everything they show (the rows a cleared search brings back, the
+        row the cursor left): repainting one is a lookup."""
+        self._styles_key: tuple[Any, ...] = ()
         self._center_pending = True
         self._initial = True
         # Timing hooks (benchmarks and tests): perf_counter() stamps, set by the widget.
@@ -890,6 +896,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         view = self.view
         count = view.line_count if view is not None else 0
         self._set_line_count(count)
+        self._prune_strips()
         old = self._cursor
         previous = self._cursor_node
         initial = self._initial and view is not None and self._build_key is None
@@ -926,6 +933,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if new_node is not previous or old == -1 or initial:
             self.post_message(self.Highlighted(new_node.id, self))
         self._post_changed()
+
+    def _prune_strips(self) -> None:
+        """Forget painted rows of layouts no longer kept (an old search, a rebuilt tree)."""
+        layout, found = self._layout, self._found
+        stale = [key for key in self._strips if key[0] is not layout and key[0] is not found]
+        for key in stale:
+            del self._strips[key]
 
     def _set_line_count(self, count: int) -> None:
         """The scrollable height. Setting ``virtual_size`` re-lays out the whole screen (and so
@@ -1077,7 +1091,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if self._center_pending and self.size.height > 0 and self._cursor >= 0:
             self._center_pending = False
             self._scroll_to_cursor(center=True, force=True)
-        self._styles = self._compute_styles()
+        self._styles = styles = self._compute_styles()
+        self._styles_key = tuple(vars(styles).values())
         view = self.view
         self._mark = self._leaf_mark(view) if view is not None else None
         # The width and the top line, once per paint (``size`` looks the widget up in the
@@ -1112,8 +1127,33 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         seg, k = view.at(line)
         cursor = line == self._cursor
         content = self._content(view, seg, k, cursor, self._mark)
+        key = (
+            view,
+            view.version,
+            seg,
+            k,
+            seg.folded,
+            content.text,
+            content.label,
+            tuple(content.tokens),
+            cursor,
+            content.marker,
+            content.changed,
+            width,
+            self._hscroll,
+            self._styles_key if self._paint is not None else tuple(vars(styles).values()),
+        )
+        strips = self._strips
+        strip = strips.get(key)
+        if strip is not None:
+            strips.move_to_end(key)
+            return strip
         text = row_text(view, seg, k, content, styles, skip=self._hscroll)
-        return row_strip(text, content.marker, width, styles, cursor, self.app.console)
+        strip = row_strip(text, content.marker, width, styles, cursor, self.app.console)
+        strips[key] = strip
+        if len(strips) > STRIP_CACHE:
+            strips.popitem(last=False)
+        return strip
 
     def _refresh_line(self, line: int) -> None:
         top = self.scroll_offset.y
