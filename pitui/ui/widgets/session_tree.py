@@ -945,7 +945,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         """The scrollable height. Setting ``virtual_size`` re-lays out the whole screen (and so
         repaints every widget on it), which is only needed when the scrollbar appears or goes:
         otherwise only the scrollbar's thumb and this widget change (Esc on a search of a big
-        session: the frame with the rows back is a third of the cost)."""
+        session repainted the details pane, its tabs and the footer with the rows)."""
         size = Size(0, count)
         if size == self.virtual_size:
             return
