@@ -22,7 +22,7 @@ import bisect
 import contextlib
 import logging
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, work
@@ -34,7 +34,7 @@ from textual.reactive import reactive, var
 from textual.scrollbar import ScrollBar
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Button, Collapsible, Markdown, Static
+from textual.widgets import Button, Collapsible, Static
 
 from pitui.agent.events import (
     MessageDelta,
@@ -63,6 +63,9 @@ from pitui.ui.widgets.bounded import (
 )
 from pitui.ui.widgets.kept_lines import KeptLines, KeptScrollBar
 from pitui.ui.widgets.markdown_view import MarkdownView
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
 
 log = logging.getLogger("pitui.ui.chat")
 
@@ -298,9 +301,13 @@ class SummaryBlock(Collapsible):
     start and "show more")."""
 
     def __init__(self, summary: str, **kwargs: Any) -> None:
+        # Textual's Markdown widget (and the syntax highlighter it imports) only once a
+        # summary is shown: not on the path to the first frame of a session without one.
+        from textual.widgets import Markdown
+
         self._summary = summary
         self._end = cut_at(summary, 0, MARKDOWN_CHARS)
-        self._markdown = Markdown(summary[: self._end])
+        self._markdown: Markdown = Markdown(summary[: self._end])
         hidden = len(summary) - self._end
         self._more = MoreLine(hidden, classes="more") if hidden else None
         children = [self._markdown] + ([self._more] if self._more is not None else [])
