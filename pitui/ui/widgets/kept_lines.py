@@ -1,4 +1,5 @@
-"""Keep a widget's painted lines when only its height changes.
+"""Painted lines kept while what they show is unchanged: a widget that only grows in height
+(:class:`KeptLines`), a scrollbar whose thumb has not moved (:class:`KeptScrollBar`).
 
 Textual forgets every painted line of a widget whose size or scrollable size changes, and
 paints them all again on the next frame. While a reply streams, the reply, its block and the

@@ -150,7 +150,7 @@ class MarkdownView(KeptLines, Widget):
         width = self.size.width
         if width != self._width:
             self._render_lines(width)
-        style = self._line_style or self.rich_style
+        style = self._line_style if self._line_style is not None else self.rich_style
         done = len(self._done)
         if y < done:
             strip = self._done[y]
