@@ -42,8 +42,10 @@ DATA = HERE / ".data"
 SIZE = (120, 40)
 sys.path.insert(0, str(ROOT))
 
+import tui_server  # noqa: E402
 from textual import events  # noqa: E402
 from textual.app import App  # noqa: E402
+from tui_server import tokenize  # noqa: E402
 
 from pitui.agent.events import MessageDelta, MessageStart, RunEnded  # noqa: E402
 from pitui.config.settings import Settings  # noqa: E402
@@ -52,65 +54,11 @@ from pitui.ui.app import PituiApp  # noqa: E402
 
 # ---------------------------------------------------------------------------------- content
 
-_TEXT = (
-    "the session tree keeps every branch and the leaf moves when you go back while the "
-    "projection rebuilds the context from the active path so compaction summaries stay small "
-    "and tool results are kept verbatim near the window render stream widget layout cursor "
-    "buffer cache index parser module handler event loop worker thread latency frame paint"
-)
-_WORDS = _TEXT.split()
 
-
-def markdown_reply(tokens: int, seed: int, begin: str = "ZZBEGIN", end: str = "ZZEND") -> str:
-    """A seeded Markdown reply of about ``tokens`` tokens: headings, prose with inline code and
-    bold, lists, Python code fences and tables, like a coding agent's long answer."""
-    rng = random.Random(seed)
-
-    def sentence() -> str:
-        words = rng.choices(_WORDS, k=rng.randint(8, 18))
-        if rng.random() < 0.3:
-            words[rng.randrange(len(words))] = f"`{rng.choice(_WORDS)}()`"
-        if rng.random() < 0.2:
-            words[rng.randrange(len(words))] = f"**{rng.choice(_WORDS)}**"
-        return " ".join(words).capitalize() + "."
-
-    def block(n: int) -> str:
-        kind = rng.random()
-        if kind < 0.12:
-            return f"## Step {n}: {' '.join(rng.choices(_WORDS, k=3))}"
-        if kind < 0.55:
-            return " ".join(sentence() for _ in range(rng.randint(2, 5)))
-        if kind < 0.72:
-            return "\n".join(f"- {sentence()}" for _ in range(rng.randint(2, 5)))
-        if kind < 0.90:
-            body = [f"def {rng.choice(_WORDS)}_{n}(value, limit=10):"]
-            for i in range(rng.randint(3, 10)):
-                a, b = rng.choice(_WORDS), rng.choice(_WORDS)
-                body.append(f"    {a}_{i} = value.{b}({i}) + limit  # {rng.choice(_WORDS)}")
-            body.append("    return value")
-            return "```python\n" + "\n".join(body) + "\n```"
-        rows = ["| name | entries | time |", "|---|---|---|"]
-        for _ in range(rng.randint(2, 5)):
-            rows.append(f"| {rng.choice(_WORDS)} | {rng.randint(1, 99999)} | {rng.random():.3f} |")
-        return "\n".join(rows)
-
-    blocks = [f"{begin} {sentence()}"]
-    count = 0
-    n = 0
-    while count < tokens:
-        b = block(n)
-        n += 1
-        blocks.append(b)
-        count += len(split_tokens(b)) + 1
-    blocks.append(f"Done: {end}.")
-    return "\n\n".join(blocks)
-
-
-def split_tokens(text: str) -> list[str]:
-    """Token-sized pieces (a word with its leading space, a number, a punctuation mark)."""
-    import re
-
-    return re.findall(r"\s*[A-Za-z_]+|\s*\d+|\s*[^\sA-Za-z_\d]|\s+", text)
+def markdown_reply(tokens: int, seed: int, end: str = "ZZEND") -> str:
+    """The TUI benchmark's seeded Markdown reply (``tui_server.markdown_reply``) of ``tokens``
+    o200k tokens, from ``ZZBEGIN`` to ``end`` (the markers the probes look for)."""
+    return tui_server.markdown_reply(target_tokens=tokens, seed=seed, begin="ZZBEGIN", end=end)
 
 
 # ---------------------------------------------------------------------------------- probes
@@ -196,7 +144,7 @@ def store_reply(app: PituiApp, text: str) -> None:
 
 async def stream_once(tokens: int, seed: int) -> dict[str, float]:
     text = markdown_reply(tokens, seed, end=f"ZZEND{seed}")
-    pieces = split_tokens(text)
+    pieces = tokenize(text)
     assert "".join(pieces) == text
     store = SessionStore.in_memory("/tmp")
     store.append_message({"role": "user", "content": [{"type": "text", "text": "go"}]})
@@ -230,7 +178,7 @@ async def stream_once(tokens: int, seed: int) -> dict[str, float]:
 
 async def rate_once(seed: int, keys: int = 40) -> dict[str, Any]:
     text = markdown_reply(8000, seed, end=f"ZZEND{seed}")  # ~32 KB
-    pieces = split_tokens(text)
+    pieces = tokenize(text)
     store = SessionStore.in_memory("/tmp")
     store.append_message({"role": "user", "content": [{"type": "text", "text": "go"}]})
     app = new_app(store)
@@ -477,7 +425,7 @@ def litellm_cost(tokens: int) -> dict[str, float]:
     from pitui.llm.models import ModelRef, model_info
     from pitui.llm.stream import CallOptions, ReplyBuilder, stream_reply
 
-    pieces = split_tokens(markdown_reply(tokens, 1))
+    pieces = tokenize(markdown_reply(tokens, 1))
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"

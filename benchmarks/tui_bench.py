@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,6 +199,19 @@ class Bench:
         agents = list(self.agents.values())
         return agents if run % 2 == 0 else agents[::-1]
 
+    def rounds(self, runs: int) -> Iterator[tuple[int, Agent]]:
+        """``runs`` runs of every agent, alternating (``order``): (run, agent) pairs."""
+        for run in range(runs):
+            for agent in self.order(run):
+                yield run, agent
+
+    def timed(
+        self, send: Callable[[], float], shown: Callable[[str], bool], timeout: float, what: str
+    ) -> float:
+        """Seconds from ``send()`` (it returns when it sent) until the screen is ``shown``."""
+        at = send()
+        return self.term.wait_for(shown, timeout=timeout, what=what).at - at
+
     def launch(self, agent: Agent, scratch: Scratch, session: Path | None = None) -> float:
         agent.setup(scratch, self.server.api_base)
         self.term.unwatch_all()
@@ -289,9 +302,8 @@ class Bench:
             f"\n== first: Enter -> message + spinner on the first request; quit ({runs} runs)",
             flush=True,
         )
-        for run in range(runs):
-            for agent in self.order(run):
-                self.first_run(agent, run)
+        for run, agent in self.rounds(runs):
+            self.first_run(agent, run)
 
     def first_run(self, agent: Agent, run: int) -> None:
         with self.run_scope("first", agent) as scratch:
@@ -337,9 +349,8 @@ class Bench:
             f"({runs} runs)",
             flush=True,
         )
-        for run in range(runs):
-            for agent in self.order(run):
-                self.stream_run(agent, run)
+        for run, agent in self.rounds(runs):
+            self.stream_run(agent, run)
 
     def start_reply(
         self, agent: Agent, scratch: Scratch, text: str, rate: float | None, prompt: str
@@ -441,29 +452,24 @@ class Bench:
                 flush=True,
             )
             repeat = {name: True for name in self.agents}
-            for run in range(runs):
-                for agent in self.order(run):
-                    if not repeat[agent.name]:
-                        continue
-                    if agent.name in too_slow:
-                        # a longer reply than one that already took > SLOW_RUN (or timed
-                        # out): not run, reported as slower than that one
-                        self.results.add(
-                            "stream_total_timeout", key, agent.name, too_slow[agent.name]
-                        )
-                        print(
-                            f"  {agent.name:5} {key}: not run (a shorter reply took "
-                            f"> {too_slow[agent.name]:.0f} s)",
-                            flush=True,
-                        )
-                        repeat[agent.name] = False
-                        continue
-                    took = self.throughput_run(agent, key, text, run)
-                    if took is None or took > SLOW_RUN:
-                        repeat[agent.name] = False  # not repeated
-                        too_slow[agent.name] = (
-                            took if took is not None else self.args.stream_timeout
-                        )
+            for run, agent in self.rounds(runs):
+                if not repeat[agent.name]:
+                    continue
+                if agent.name in too_slow:
+                    # a longer reply than one that already took > SLOW_RUN (or timed
+                    # out): not run, reported as slower than that one
+                    self.results.add("stream_total_timeout", key, agent.name, too_slow[agent.name])
+                    print(
+                        f"  {agent.name:5} {key}: not run (a shorter reply took "
+                        f"> {too_slow[agent.name]:.0f} s)",
+                        flush=True,
+                    )
+                    repeat[agent.name] = False
+                    continue
+                took = self.throughput_run(agent, key, text, run)
+                if took is None or took > SLOW_RUN:
+                    repeat[agent.name] = False  # not repeated
+                    too_slow[agent.name] = took if took is not None else self.args.stream_timeout
 
     def throughput_run(self, agent: Agent, key: str, text: str, run: int) -> float | None:
         end = f"ZZEND{key}x"
@@ -521,9 +527,8 @@ class Bench:
                 f"  -- {size}: {source.name} ({source.stat().st_size / 1e6:.1f} MB), {runs} runs",
                 flush=True,
             )
-            for run in range(runs):
-                for agent in self.order(run):
-                    self.session_run(agent, size, source, marker, run)
+            for run, agent in self.rounds(runs):
+                self.session_run(agent, size, source, marker, run)
 
     def session_runs(self, size: str) -> int:
         if self.args.quick:
@@ -598,20 +603,42 @@ class Bench:
         )
 
     def open_tree(self, agent: Agent, timeout: float = 120.0) -> float:
-        at = self.term.send(agent.tree_key)
-        seen = self.term.wait_for(
+        return self.timed(
+            lambda: self.term.send(agent.tree_key),
             lambda s: agent.tree_shown(s) and agent.tree_status(s) is not None,
             timeout=timeout,
             what=f"{agent.name} tree",
         )
-        return seen.at - at
 
     def close_tree(self, agent: Agent) -> float:
-        at = self.term.send("Escape")
-        seen = self.term.wait_for(
-            lambda s: not agent.tree_shown(s), timeout=60, what="the tree to close"
+        return self.timed(
+            lambda: self.term.send("Escape"),
+            lambda s: not agent.tree_shown(s),
+            timeout=60,
+            what="the tree to close",
         )
-        return seen.at - at
+
+    def open_search(self, agent: Agent) -> None:
+        """Into the tree's search field (pitui's tree searches as you type: no key)."""
+        for key in agent.search_keys:
+            self.term.send(key)
+        if agent.search_keys:
+            self.term.wait_for(
+                lambda s: agent.search_shows(s, ""), timeout=30, what="the search field"
+            )
+
+    def clear_search(self, agent: Agent, query: str, total: int) -> float:
+        """Escape -> the query is gone and the tree shows all ``total`` rows again."""
+        return self.timed(
+            lambda: self.term.send("Escape"),
+            lambda s: (
+                not agent.search_shows(s, query)
+                and agent.tree_shown(s)
+                and (agent.tree_status(s) or (0, 0))[1] == total
+            ),
+            timeout=120,
+            what="the search to clear",
+        )
 
     def tree(self, agent: Agent, size: str, pid: int) -> None:
         opens, closes, keys, growth = [], [], [], []
@@ -629,13 +656,14 @@ class Bench:
                 i, n = status
                 down = k % 2 == 0
                 want = (i % n) + 1 if down else ((i - 2) % n) + 1
-                at = self.term.send("Down" if down else "Up")
-                seen = self.term.wait_for(
-                    lambda s, w=want, n=n: agent.tree_status(s) == (w, n),
-                    timeout=120,
-                    what=f"tree row {want}/{n}",
+                keys.append(
+                    self.timed(
+                        lambda d=down: self.term.send("Down" if d else "Up"),
+                        lambda s, w=want, n=n: agent.tree_status(s) == (w, n),
+                        timeout=120,
+                        what=f"tree row {want}/{n}",
+                    )
                 )
-                keys.append(seen.at - at)
                 self.term.wait_quiet(0.1, timeout=30)
             closes.append(self.close_tree(agent))
             self.term.wait_quiet(0.3, timeout=60)
@@ -661,40 +689,19 @@ class Bench:
         status = agent.tree_status(self.term.capture())
         assert status is not None
         total = status[1]
-        for key in agent.search_keys:
-            self.term.send(key)
-        if agent.search_keys:
-            self.term.wait_for(
-                lambda s: agent.search_shows(s, ""), timeout=30, what="the search field"
-            )
+        self.open_search(agent)
         query = "zqlatest"
-        at = self.term.send(query, literal=True)
-        seen = self.term.wait_for(
+        results = self.timed(
+            lambda: self.term.send(query, literal=True),
             lambda s: agent.search_shows(s, query) and agent.tree_status(s) == (1, 1),
             timeout=120,
             what="the search results",
         )
-        results = seen.at - at
         self.term.wait_quiet(0.2, timeout=60)
-        at = self.term.send("Escape")
-        seen = self.term.wait_for(
-            lambda s: (
-                not agent.search_shows(s, query)
-                and agent.tree_shown(s)
-                and (agent.tree_status(s) or (0, 0))[1] == total
-            ),
-            timeout=120,
-            what="the search to clear",
-        )
-        clear = seen.at - at
+        clear = self.clear_search(agent, query, total)
         self.term.wait_quiet(0.3, timeout=60)
         # typed at ~8 keys/s; each echo timed while earlier keys' searches may run
-        for key in agent.search_keys:
-            self.term.send(key)
-        if agent.search_keys:
-            self.term.wait_for(
-                lambda s: agent.search_shows(s, ""), timeout=30, what="the search field"
-            )
+        self.open_search(agent)
         phrase = "session"
         echoes = []
         for i in range(1, len(phrase) + 1):
@@ -709,17 +716,7 @@ class Bench:
             if pause > 0:
                 time.sleep(pause)
         self.term.wait_quiet(0.3, timeout=120)
-        at = self.term.send("Escape")
-        seen = self.term.wait_for(
-            lambda s: (
-                not agent.search_shows(s, phrase)
-                and agent.tree_shown(s)
-                and (agent.tree_status(s) or (0, 0))[1] == total
-            ),
-            timeout=120,
-            what="the search to clear",
-        )
-        clear2 = seen.at - at
+        clear2 = self.clear_search(agent, phrase, total)
         self.term.wait_quiet(0.3, timeout=60)
         self.close_tree(agent)
         self.term.wait_quiet(0.3, timeout=60)

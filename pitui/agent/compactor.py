@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pitui.agent.events import CompactionEnd, CompactionStart
-from pitui.agent.summarize import Summarizer, SummaryError
 from pitui.compaction.estimator import Estimator, get_estimator
 from pitui.compaction.prepare import (
     ALREADY_COMPACTED,
@@ -31,6 +30,7 @@ from pitui.llm.keys import key_variable
 
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
+    from pitui.agent.summarize import Summarizer
 
 
 class CompactionFailed(UserError):
@@ -97,6 +97,10 @@ class Compactor:
     # ------------------------------------------------------------------ running
 
     def summarizer(self) -> Summarizer:
+        # Imported here: the model call it makes (pitui.llm.stream) is not on the path to
+        # the first frame (imported after it, in a thread: pitui.ui.screens.main).
+        from pitui.agent.summarize import Summarizer
+
         agent = self.agent
         info = agent.model_info
         if info is None:
@@ -155,6 +159,8 @@ class Compactor:
             return self._append_from_hook(plan, hook)
         if agent.problem() is not None:
             raise CompactionFailed(str(agent.problem()))
+        from pitui.agent.summarize import SummaryError
+
         try:
             summary = await self.summarizer().compaction_summary(plan, instructions)
         except SummaryError as exc:

@@ -1,37 +1,37 @@
-"""Events an agent run emits (the UI and print mode render them; nothing here is stored)."""
+"""Events an agent run emits (the UI and print mode render them; nothing here is stored).
+
+Frozen ``msgspec`` structs rather than dataclasses: the same fields, equality and repr, but a
+class costs microseconds to define instead of a millisecond (this module is on the path to
+the TUI's first frame)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True)
-class MessageStart:
+
+class MessageStart(msgspec.Struct, frozen=True):
     role: str
 
 
-@dataclass(frozen=True)
-class MessageDelta:
+class MessageDelta(msgspec.Struct, frozen=True):
     kind: str  # "text" | "thinking" | "toolCall"
     text: str
 
 
-@dataclass(frozen=True)
-class MessageEnd:
+class MessageEnd(msgspec.Struct, frozen=True):
     entry_id: str
     message: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ToolStart:
+class ToolStart(msgspec.Struct, frozen=True):
     call_id: str
     name: str
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ToolOutput:
+class ToolOutput(msgspec.Struct, frozen=True):
     """Output a running tool produced since its last ``ToolOutput`` (the bash tool's output as
     it is read; credential values already redacted; not sanitized: renderers do that).
 
@@ -46,8 +46,7 @@ class ToolOutput:
     cut: bool = False
 
 
-@dataclass(frozen=True)
-class ToolEnd:
+class ToolEnd(msgspec.Struct, frozen=True):
     call_id: str
     name: str
     entry_id: str
@@ -55,34 +54,29 @@ class ToolEnd:
     message: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class RetryScheduled:
+class RetryScheduled(msgspec.Struct, frozen=True):
     attempt: int
     max_attempts: int
     delay: float
     error: str
 
 
-@dataclass(frozen=True)
-class RunError:
+class RunError(msgspec.Struct, frozen=True):
     kind: str  # "overflow" | "retryable" | "auth" | "model" | "refused" | "other" | "config"
     message: str
 
 
-@dataclass(frozen=True)
-class ReplyTruncated:
+class ReplyTruncated(msgspec.Struct, frozen=True):
     """The reply stopped at the model's output limit (``stopReason: "length"``)."""
 
     output_tokens: int
 
 
-@dataclass(frozen=True)
-class CompactionStart:
+class CompactionStart(msgspec.Struct, frozen=True):
     reason: str  # "manual" | "threshold" | "overflow"
 
 
-@dataclass(frozen=True)
-class CompactionEnd:
+class CompactionEnd(msgspec.Struct, frozen=True):
     reason: str
     entry_id: str | None = None
     tokens_before: int | None = None
@@ -91,8 +85,7 @@ class CompactionEnd:
     will_retry: bool = False
 
 
-@dataclass(frozen=True)
-class ApprovalDecided:
+class ApprovalDecided(msgspec.Struct, frozen=True):
     """A tool call was allowed or refused by the approval mode (``by``: who decided)."""
 
     tool: str
@@ -101,15 +94,13 @@ class ApprovalDecided:
     by: str
 
 
-@dataclass(frozen=True)
-class CheckpointNote:
+class CheckpointNote(msgspec.Struct, frozen=True):
     """Something the user should know about file checkpoints (they are off, one failed)."""
 
     message: str
 
 
-@dataclass(frozen=True)
-class RunEnded:
+class RunEnded(msgspec.Struct, frozen=True):
     reason: str  # "done" | "error" | "aborted"
 
 

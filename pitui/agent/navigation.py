@@ -12,7 +12,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pitui.agent.summarize import SummaryError
 from pitui.compaction.branch import collect_branch_entries, prepare_branch_entries
 from pitui.errors import UserError
 from pitui.session.shapes import message_text
@@ -95,6 +94,8 @@ async def navigate(
         reserve = agent.settings.branch_summary.reserve_tokens
         budget = (info.context_window or DEFAULT_WINDOW) - reserve
         prep = prepare_branch_entries(store, branch.entries, budget)
+        from pitui.agent.summarize import SummaryError  # not on the path to the first frame
+
         try:
             result = await agent.compactor.summarizer().branch_summary(
                 prep, instructions, replace_instructions

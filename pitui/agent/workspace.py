@@ -35,23 +35,19 @@ from pitui.agent.events import (
     ToolStart,
 )
 from pitui.agent.tools.base import Tool, ToolResult
-from pitui.checkpoint.diff import FileDiff, diffs
-from pitui.checkpoint.record import CheckpointIndex, CheckpointRef, StateAt, entry_data
-from pitui.checkpoint.restore import (
-    OutsidePolicy,
-    RestorePlan,
-    RestoreResult,
-    preview,
-    restore,
-)
 from pitui.checkpoint.settings import WorkspaceSettings
-from pitui.checkpoint.store import Capture, CheckpointStore, display_path, open_store_or_reason
 from pitui.config.paths import state_dir
 from pitui.session.errors import SessionError
 from pitui.session.shapes import APPROVAL_TYPE, CHECKPOINT_TYPE
 
 if TYPE_CHECKING:
+    # The checkpoint machinery (git, the store, restores, diffs) is imported where it is
+    # first used: not on the path to the TUI's first frame (see pitui.ui.after_first_frame).
     from pitui.agent.session import AgentSession
+    from pitui.checkpoint.diff import FileDiff
+    from pitui.checkpoint.record import CheckpointIndex, CheckpointRef, StateAt
+    from pitui.checkpoint.restore import OutsidePolicy, RestorePlan, RestoreResult
+    from pitui.checkpoint.store import Capture, CheckpointStore
     from pitui.session.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -153,6 +149,8 @@ class Workspace:
     def index(self) -> CheckpointIndex:
         store = self.session
         if self._index is None or self._index_store is not store:
+            from pitui.checkpoint.record import CheckpointIndex
+
             self._index = CheckpointIndex(store)
             self._index_store = store
         return self._index
@@ -172,6 +170,8 @@ class Workspace:
             if self._store is not None or self.checkpoints_off is not None:
                 return self._store
             root = self.state_root or (state_dir() / "checkpoints")
+            from pitui.checkpoint.store import open_store_or_reason
+
             store, reason = await asyncio.to_thread(
                 open_store_or_reason, self.cwd, self.settings.checkpoint, root
             )
@@ -270,6 +270,8 @@ class Workspace:
             return previous
         if previous is None and reason == "outside":
             reason = "after-run"  # the first checkpoint of the session, not an outside change
+        from pitui.checkpoint.record import entry_data
+
         data = entry_data(capture, reason, previous, changes, restore_to=restore_to)
         try:
             entry_id = session.append_custom(CHECKPOINT_TYPE, data)
@@ -284,6 +286,8 @@ class Workspace:
         if not fresh:
             return
         self._noted.update(s.path for s in fresh)
+        from pitui.checkpoint.store import display_path
+
         shown = "; ".join(f"{display_path(s.path)} ({s.reason})" for s in fresh[:3])
         more = f" and {len(fresh) - 3} more" if len(fresh) > 3 else ""
         self._emit(CheckpointNote(f"Not saved in file checkpoints: {shown}{more}."))
@@ -324,6 +328,9 @@ class Workspace:
             current = self.index.state_at(self.session.leaf_id)
             baseline = current.checkpoint if current is not None else None
         base_commit = baseline.commit if baseline is not None else None
+        from pitui.checkpoint.diff import diffs
+        from pitui.checkpoint.restore import preview
+
         try:
             plan = await asyncio.to_thread(
                 preview, store, state.checkpoint.commit, baseline=base_commit
@@ -352,6 +359,8 @@ class Workspace:
         store = await self.store()
         assert store is not None and move.state is not None and move.plan is not None
         base = move.baseline.commit if move.baseline is not None else None
+        from pitui.checkpoint.restore import restore
+
         return await asyncio.to_thread(
             restore,
             store,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.compaction.cut_point import CutPoint, find_cut_point
-from pitui.compaction.estimator import CHARS4, Estimator
+from pitui.compaction.estimator import CHARS4, Estimator, remembered
 from pitui.compaction.file_ops import FileOps
 from pitui.compaction.projected import ProjectedEntry, projected_entries
 from pitui.compaction.serialize import serialize_conversation
@@ -108,6 +108,7 @@ def prepare_compaction(
     leaf_id = leaf_id or store.leaf_id
     if leaf_id is None:
         return NOTHING_TO_SUMMARIZE
+    estimator = remembered(estimator)
     if store.node(leaf_id).type == "compaction":
         return ALREADY_COMPACTED
     projection = store.project(leaf_id)
@@ -177,6 +178,7 @@ def plan_json(
 ) -> dict[str, Any]:
     """The ``pitui compact --dry-run --json`` object (pi 1.6's shape, plus a few extras)."""
     leaf_id = leaf_id or store.leaf_id
+    estimator = remembered(estimator)
     projection = store.project(leaf_id)
     estimate = projected_context_tokens(store, projection, estimator)
     tokens = estimate["tokens"]

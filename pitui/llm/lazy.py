@@ -116,6 +116,10 @@ def _warm_up(module: Any) -> None:
             pass
 
     asyncio.run(call())
+    # A mocked call skips the HTTP path; its first real use imports litellm's service logger
+    # (Prometheus metric classes: 50 ms here, 0.5 s on a loaded machine, before the first
+    # token could be shown).
+    import litellm._service_logger  # noqa: F401
 
 
 def _wake_waiters() -> None:

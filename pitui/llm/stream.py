@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.llm import providers
-from pitui.llm.coalesce import anthropic_handler
 from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.models import ModelInfo, in_litellm_table
 from pitui.llm.provider_loop import Batcher, run_on_provider_loop
@@ -566,6 +565,10 @@ async def stream_reply(
 
     async def consume() -> None:
         if str(kwargs["model"]).startswith("anthropic/"):
+            # Here, not at the top: httpx (which imports its CLI: click, pygments) is not on
+            # the path to the first frame; litellm has imported it by now.
+            from pitui.llm.coalesce import anthropic_handler
+
             kwargs["client"] = anthropic_handler()  # its events coalesced (OpenAI's always are)
         response = await module.acompletion(**kwargs)
         try:

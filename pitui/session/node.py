@@ -8,6 +8,8 @@ with 200k entries in memory; the store breaks the parent/children references whe
 
 from __future__ import annotations
 
+from collections import deque
+from itertools import repeat
 from typing import Any
 
 import msgspec
@@ -110,6 +112,17 @@ def depth_of(node: Node) -> int:
         depth += 1
         n.depth = depth
     return node.depth
+
+
+def unlink_parents(nodes: list[Node]) -> None:
+    """Drop every node's parent link, in one C-level pass (~15 ms for 200k nodes).
+
+    The parent links of a branch form a chain as long as the branch. When the last reference
+    into it goes, each node frees its parent from inside its own deallocation: one C stack
+    frame per entry, which overflows the stack (a segfault) on a long branch. Nothing else is
+    that deep: ``children`` lists are freed with CPython's trashcan, which bounds the nesting.
+    """
+    deque(map(setattr, nodes, repeat("parent"), repeat(None)), maxlen=0)
 
 
 def release(nodes: list[Node]) -> None:

@@ -7,6 +7,7 @@ second: if the write fails the store is unchanged and the caller gets ``SessionW
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import os
@@ -41,7 +42,15 @@ from pitui.session.ids import iso_to_ms, new_entry_id
 from pitui.session.index import build_children, link_nodes
 from pitui.session.loader import LoadResult, LoadWarning, MoreLines, load_session_file
 from pitui.session.lock import SessionLock
-from pitui.session.node import LEAF_MARKER_TYPE, UNSET, Node, depth_of, make_node, release
+from pitui.session.node import (
+    LEAF_MARKER_TYPE,
+    UNSET,
+    Node,
+    depth_of,
+    make_node,
+    release,
+    unlink_parents,
+)
 from pitui.session.projection import (
     Projection,
     build_projection,
@@ -93,6 +102,22 @@ def _timestamp_key(node: Node) -> float:
     return ms if ms is not None else float("inf")
 
 
+_OPEN_STORES: weakref.WeakSet[SessionStore] = weakref.WeakSet()
+"""Every store still alive, for ``_unlink_open_stores``."""
+
+
+@atexit.register
+def _unlink_open_stores() -> None:
+    """At interpreter exit, drop the parent links of every store still alive.
+
+    Their nodes are freed when the interpreter clears the modules, in whatever order it takes:
+    a store's branch freed from its leaf would recurse once per entry and overflow the C stack
+    (a segfault at exit on a 200k-entry session). Runs after the atexit handlers registered
+    later than this module's import, which may still use a store."""
+    for store in list(_OPEN_STORES):
+        unlink_parents(store._nodes)
+
+
 class SessionStore(EntryAppends):
     """One session: header, entries (a tree), the leaf, labels, name, and projections."""
 
@@ -129,8 +154,10 @@ class SessionStore(EntryAppends):
         if load is not None:
             self._index(load)
         # Nodes are not tracked by the garbage collector: break their links when we go.
-        # (Not at interpreter exit: the process is going away and the loop would only cost time.)
+        # (Not at interpreter exit: the process is going away and the loop would only cost
+        # time; only the parent links are dropped then, see _unlink_open_stores.)
         weakref.finalize(self, release, self._nodes).atexit = False
+        _OPEN_STORES.add(self)
 
     # ------------------------------------------------------------------ construction
 

@@ -141,6 +141,8 @@ class TreeLayout:
         self._rows = 0
         self._dirty = True
         self._gutters: dict[Segment, str] = {}
+        self._folds: list[Segment] = []
+        """The segments folded since the folds were last cleared (some may be unfolded)."""
         self.version = 0
         """Bumped by every change of rows or path marks."""
         self.order_exact = True
@@ -656,6 +658,7 @@ class TreeLayout:
         if seg.folded or not seg.foldable:
             return False
         seg.folded = True
+        self._folds.append(seg)
         self._dirty = True
         return True
 
@@ -667,11 +670,14 @@ class TreeLayout:
         return True
 
     def clear_folds(self) -> None:
+        """Unfold everything: O(folds made), not a walk of every segment (Esc on a search of
+        a big session clears the folds of the rows it restores)."""
         changed = False
-        for seg in self.segments():
+        for seg in self._folds:
             if seg.folded:
                 seg.folded = False
                 changed = True
+        self._folds.clear()
         if changed:
             self._dirty = True
 

@@ -13,6 +13,7 @@ from pitui.agent.events import AgentEvent, CheckpointNote
 if TYPE_CHECKING:
     from textual.app import App
 
+    from pitui.agent.approval import Answer, ApprovalRequest, Asker
     from pitui.agent.session import AgentSession
 
 
@@ -22,10 +23,8 @@ def attach_workspace(app: App[int], agent: AgentSession | None) -> Callable[[], 
     that undoes it."""
     if agent is None or agent.workspace is None:
         return lambda: None
-    from pitui.ui.screens.approval_prompt import asker_for
-
     workspace = agent.workspace
-    workspace.set_asker(asker_for(app))
+    workspace.set_asker(_asker(app))
 
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, CheckpointNote):
@@ -38,3 +37,15 @@ def attach_workspace(app: App[int], agent: AgentSession | None) -> Callable[[], 
         workspace.set_asker(None)
 
     return detach
+
+
+def _asker(app: App[int]) -> Asker:
+    """The dialog's asker, its module imported at the first question (after the first frame,
+    :mod:`pitui.ui.after_first_frame` has imported it already)."""
+
+    async def ask(request: ApprovalRequest) -> Answer:
+        from pitui.ui.screens.approval_prompt import asker_for
+
+        return await asker_for(app)(request)
+
+    return ask

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from support.llm_server import ScriptedLLMServer, error, slow, text, tool_call, tool_calls
+from support.print_mode import isolated_env, model_args, pitui_argv, run_pitui
 
 from pitui.session import SessionStore
 
@@ -20,17 +19,7 @@ SECRET = "sk-test-secret-5f0c1a9e"
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    """An isolated environment: own config/data/state dirs, no real keys."""
-    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    base.pop("PITUI_SESSION_DIR", None)
-    base.update(
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        OPENAI_API_KEY=SECRET,
-    )
-    return base
+    return isolated_env(tmp_path, SECRET)
 
 
 @pytest.fixture
@@ -38,31 +27,6 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
-
-
-def run(
-    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 90
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pitui", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def base_args(llm: ScriptedLLMServer, sessions: Path) -> list[str]:
-    return [
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        f"{llm.url}/v1",
-        "--session-dir",
-        str(sessions),
-    ]
 
 
 def session_files(folder: Path) -> list[Path]:
@@ -106,7 +70,7 @@ def test_print_mode_runs_tools_and_writes_a_pi_session(
         tool_call("write", {"path": "src/hello.py", "content": "print('hello')\n"}),
         text("Created src/hello.py."),
     )
-    result = run(["-p", "create hello", *base_args(llm, sessions)], project, env)
+    result = run_pitui(["-p", "create hello", *model_args(llm, sessions)], project, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Created src/hello.py.\n"
     assert "[write: src/hello.py]" in result.stderr
@@ -122,7 +86,9 @@ def test_print_mode_runs_tools_and_writes_a_pi_session(
 
     # --continue picks it up with the whole context.
     llm.script(text("It prints hello."))
-    again = run(["-p", "what does it do?", "--continue", *base_args(llm, sessions)], project, env)
+    again = run_pitui(
+        ["-p", "what does it do?", "--continue", *model_args(llm, sessions)], project, env
+    )
     assert again.returncode == 0, again.stderr
     assert session_files(sessions) == [path]
     sent = llm.requests[-1].body["messages"]
@@ -136,7 +102,7 @@ def test_json_events(
     tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
 ) -> None:
     llm.script(tool_call("bash", {"command": "echo hi"}), text("done"))
-    result = run(["-p", "go", "--json", *base_args(llm, tmp_path / "s")], project, env)
+    result = run_pitui(["-p", "go", "--json", *model_args(llm, tmp_path / "s")], project, env)
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["type"] for e in events]
@@ -151,7 +117,7 @@ def test_missing_key_exits_1_and_writes_nothing(
 ) -> None:
     sessions = tmp_path / "sessions"
     args = ["-p", "hi", "--model", "anthropic/claude-sonnet-4-5", "--session-dir", str(sessions)]
-    result = run(args, project, env)
+    result = run_pitui(args, project, env)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         "pitui: No API key for anthropic: set ANTHROPIC_API_KEY in the environment."
@@ -163,7 +129,7 @@ def test_provider_failure_exits_1(
     tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
 ) -> None:
     llm.script(error(401, "Incorrect API key provided"))
-    result = run(["-p", "hi", *base_args(llm, tmp_path / "s")], project, env)
+    result = run_pitui(["-p", "hi", *model_args(llm, tmp_path / "s")], project, env)
     assert result.returncode == 1
     assert "API key" in result.stderr and "Traceback" not in result.stderr
     assert len(llm.requests) == 1
@@ -172,11 +138,11 @@ def test_provider_failure_exits_1(
 def test_bad_usage_exits_2(
     tmp_path: Path, project: Path, env: dict[str, str], llm: ScriptedLLMServer
 ) -> None:
-    assert run(["--no-such-flag"], project, env).returncode == 2
+    assert run_pitui(["--no-such-flag"], project, env).returncode == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not a session\n")
-    result = run(
-        ["-p", "hi", "--session", str(bad), *base_args(llm, tmp_path / "s")[:4]], project, env
+    result = run_pitui(
+        ["-p", "hi", "--session", str(bad), *model_args(llm, tmp_path / "s")[:4]], project, env
     )
     assert result.returncode == 2 and "not a pi session" in result.stderr
     assert bad.read_text() == "not a session\n"
@@ -186,7 +152,7 @@ def test_bad_usage_exits_2(
         store = SessionStore.create(sessions, str(project), session_id=session_id)
         store.append_message({"role": "user", "content": "x", "timestamp": 1})
         store.close()
-    result = run(["-p", "hi", "--session", "abc", *base_args(llm, sessions)], project, env)
+    result = run_pitui(["-p", "hi", "--session", "abc", *model_args(llm, sessions)], project, env)
     assert result.returncode == 2
     assert "ambiguous" in result.stderr and "abc-1" in result.stderr and "abc-2" in result.stderr
 
@@ -199,8 +165,8 @@ def test_locked_session_exits_2(
     store.append_message({"role": "user", "content": "x", "timestamp": 1})
     assert store.path is not None
     try:
-        result = run(
-            ["-p", "hi", "--session", str(store.path), *base_args(llm, sessions)], project, env
+        result = run_pitui(
+            ["-p", "hi", "--session", str(store.path), *model_args(llm, sessions)], project, env
         )
         assert result.returncode == 2
         assert "open in another pitui" in result.stderr
@@ -213,8 +179,8 @@ def test_missing_session_path_becomes_a_new_session(
 ) -> None:
     target = tmp_path / "named" / "mine.jsonl"
     llm.script(text("hello"))
-    result = run(
-        ["-p", "hi", "--session", str(target), *base_args(llm, tmp_path / "s")], project, env
+    result = run_pitui(
+        ["-p", "hi", "--session", str(target), *model_args(llm, tmp_path / "s")], project, env
     )
     assert result.returncode == 0, result.stderr
     assert target.is_file() and check_schema(target)
@@ -226,7 +192,7 @@ def test_ctrl_c_aborts_with_130_and_keeps_the_partial_reply(
     sessions = tmp_path / "s"
     llm.script(slow("a b c d e f g h i j k l", delay_per_chunk=0.5, chunks=12))
     process = subprocess.Popen(
-        [sys.executable, "-m", "pitui", "-p", "talk", *base_args(llm, sessions)],
+        pitui_argv("-p", "talk", *model_args(llm, sessions)),
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,
@@ -270,8 +236,8 @@ def test_print_mode_checkpoints_the_run_and_ask_refuses_what_it_cannot_ask(
         tool_calls([("bash", {"command": "rm keep.txt"}), ("bash", {"command": "touch nope"})]),
         text("Deleted keep.txt; touch was refused."),
     )
-    args = ["-p", "clean up", "--approve", "ask", *base_args(llm, sessions)]
-    result = run(args, project, env)
+    args = ["-p", "clean up", "--approve", "ask", *model_args(llm, sessions)]
+    result = run_pitui(args, project, env)
     assert result.returncode == 0, result.stderr
     assert not (project / "keep.txt").exists() and not (project / "nope").exists()
     assert (
@@ -311,7 +277,7 @@ def test_text_mode_never_passes_escapes_to_the_terminal(
         tool_call("bash", {"command": "echo \x1b]0;title\x07hi"}),
         text(HOSTILE_REPLY, chunks=7),
     )
-    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    result = run_pitui(["-p", "go", *model_args(llm, tmp_path / "s")], project, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok  done 31mevil\n"
     assert "[bash: echo hi]" in result.stderr
@@ -319,7 +285,7 @@ def test_text_mode_never_passes_escapes_to_the_terminal(
         assert char not in result.stdout and char not in result.stderr
 
     llm.script(text(HOSTILE_REPLY, chunks=7))
-    result = run(["-p", "go", "--json", *base_args(llm, tmp_path / "j")], project, env)
+    result = run_pitui(["-p", "go", "--json", *model_args(llm, tmp_path / "j")], project, env)
     assert result.returncode == 0, result.stderr
     for char in unsafe:
         assert char not in result.stdout
@@ -337,11 +303,11 @@ def test_output_folder_only_when_output_is_saved(
     temp.mkdir()
     env = {**env, "TMPDIR": str(temp)}
     llm.script(tool_call("bash", {"command": "echo short"}), text("ok"))
-    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    result = run_pitui(["-p", "go", *model_args(llm, tmp_path / "s")], project, env)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in temp.iterdir()) == []
     llm.script(tool_call("bash", {"command": "seq 1 100000"}), text("ok"))
-    result = run(["-p", "go", *base_args(llm, tmp_path / "s")], project, env)
+    result = run_pitui(["-p", "go", *model_args(llm, tmp_path / "s")], project, env)
     assert result.returncode == 0, result.stderr
     [folder] = temp.iterdir()
     assert folder.name.startswith("pitui-output-")

@@ -1,22 +1,54 @@
-"""The headless commands never import Textual or litellm.
+"""The headless commands never import Textual or litellm; the TUI imports neither the
+provider layer nor what :mod:`pitui.ui.after_first_frame` defers before its first frame.
 
 ``pitui context``, ``tree``, ``sessions`` and ``compact --dry-run`` are what scripts and
 benchmarks call: importing Textual costs a large part of a second and litellm 2.5-4 s and
 ~200 MB. Each command runs as a real process (``python -X importtime -m pitui ...``) and the
 interpreter's own import log is checked, so a lazy import anywhere on the path is caught.
+The TUI runs the same way in a pseudo-terminal: the log lines written before the screen
+shows the session's latest prompt are what the first frame waited for.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import pty
+import re
+import select
+import signal
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
 from support.fixtures import copy_fixture
 
+from pitui.ui.after_first_frame import DEFERRED
+
 HEAVY = frozenset({"textual", "litellm"})
+PROVIDER_LAYER = frozenset({"litellm", "tiktoken", "httpx"})
+"""Packages the TUI imports only after its first frame (the provider layer's background
+import brings them in)."""
+NOT_BEFORE_FIRST_FRAME = (
+    *DEFERRED,
+    "pitui.ui.screens.tree_browser",
+    "pitui.ui.widgets.session_tree",
+    "pitui.ui.widgets.inspectors",
+    "pitui.export",
+    # What textual.widgets._markdown imports: Textual loads its widgets through importlib,
+    # whose imports -X importtime does not log (the import statements inside them it does).
+    "textual.highlight",
+)
+"""pitui's own modules the first frame does not need (a module or a package, by prefix)."""
+LOGGED_AS = {"textual.widgets._markdown": "textual.highlight"}
+"""A deferred module that may be imported through importlib (unlogged; ``from textual.widgets
+import Markdown`` is) and the module its body imports with an import statement (logged)."""
 BRANCHES = "pi-v3-branches.jsonl"
 CONTEXT_EDIT = "pi-v3-context-edit.jsonl"
 
@@ -98,3 +130,150 @@ def test_the_import_log_sees_a_lazy_heavy_import(tmp_path: Path) -> None:
         timeout=120,
     )
     assert "textual" in imported_modules(result.stderr)
+
+
+# ------------------------------------------------------------------------ the TUI's first frame
+
+LATEST = "Latest prompt zqfirstframe"
+_ESCAPES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|.)"
+)
+
+
+def _with_latest_prompt(session: Path) -> None:
+    """Append a prompt (the marker) and a Markdown reply to the fixture's active branch."""
+    lines = session.read_text().splitlines()
+    parent = json.loads(lines[-1])["id"]
+    ms = 1_800_000_000_000
+    user = {"role": "user", "content": [{"type": "text", "text": LATEST}], "timestamp": ms}
+    reply = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Noted: **the marker** is `shown`.\n\n- one\n- two"}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "usage": {"input": 900, "output": 3, "cacheRead": 0, "cacheWrite": 0},
+        "stopReason": "stop",
+        "timestamp": ms + 900,
+    }
+    stamp = "2027-01-15T08:00:00.000Z"
+    entries = [
+        {
+            "type": "message",
+            "id": "zq000001",
+            "parentId": parent,
+            "timestamp": stamp,
+            "message": user,
+        },
+        {
+            "type": "message",
+            "id": "zq000002",
+            "parentId": "zq000001",
+            "timestamp": stamp,
+            "message": reply,
+        },
+    ]
+    with session.open("a") as f:
+        for entry in entries:
+            f.write(json.dumps(entry) + "\n")
+
+
+_LOGGED = re.compile(r"import time: +\d+ \| +\d+ \| *([\w.]+)")
+
+
+def _screen_text(raw: bytes) -> str:
+    return _ESCAPES.sub("", raw.decode("utf-8", "replace"))
+
+
+def logged_modules(output: str) -> set[str]:
+    """Module names in ``-X importtime`` lines anywhere in a terminal's output (once the app
+    runs, a line may follow screen output without a line break)."""
+    return set(_LOGGED.findall(output))
+
+
+def run_tui_to_first_frame(session: Path, cwd: Path, after: tuple[str, ...]) -> tuple[str, str]:
+    """Run ``pitui --session SESSION`` with ``-X importtime`` in a 120x40 pseudo-terminal
+    (Textual and the import log both write to it). Returns the output up to the first screen
+    that shows :data:`LATEST`, and the output after it until every module in ``after`` was
+    logged (or 90 s passed)."""
+    env = {
+        **os.environ,
+        "HOME": str(cwd / "home"),
+        "XDG_CONFIG_HOME": str(cwd / "config"),
+        "XDG_DATA_HOME": str(cwd / "data"),
+        "XDG_STATE_HOME": str(cwd / "state"),
+        "XDG_CACHE_HOME": str(cwd / "cache"),
+        "TERM": "xterm-256color",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    for name in ("PITUI_SESSION_DIR", "TEXTUAL_DRIVER", "TEXTUAL"):
+        env.pop(name, None)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    argv = [sys.executable, "-X", "importtime", "-m", "pitui", "--session", str(session)]
+    argv += ["--cwd", str(cwd), "--model", "openai/test-model", "--session-dir", str(cwd / "s")]
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    before = b""
+    after_frame = b""
+    try:
+        deadline = time.monotonic() + 90
+        shown = False
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if not ready:
+                if process.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the program ended (EIO)
+                break
+            if not shown:
+                before += chunk
+                if LATEST in _screen_text(before):
+                    shown = True
+            else:
+                after_frame += chunk
+                if set(after) <= logged_modules(_screen_text(after_frame)):
+                    break
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        os.close(master)
+    log = _screen_text(before)
+    assert LATEST in log, f"the latest prompt never showed; the program printed: {log[-2000:]}"
+    return log, _screen_text(after_frame)
+
+
+def test_the_tui_first_frame_imports_no_provider_layer_and_nothing_deferred(
+    tmp_path: Path,
+) -> None:
+    session = copy_fixture(BRANCHES, tmp_path / "sessions")
+    _with_latest_prompt(session)
+    deferred = {LOGGED_AS.get(name, name) for name in DEFERRED}
+    before, after = run_tui_to_first_frame(session, tmp_path, tuple(sorted(deferred)))
+    modules = logged_modules(before)
+    assert "pitui.ui.screens.main" in modules  # the import log was read, up to the frame
+    assert "pitui.ui.widgets.chat" in modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in PROVIDER_LAYER)
+    assert heavy == [], f"imported before the first frame: {heavy[:8]} ({len(heavy)} in all)"
+    early = sorted(
+        m
+        for m in modules
+        for name in NOT_BEFORE_FIRST_FRAME
+        if m == name or m.startswith(name + ".")
+    )
+    assert early == [], f"imported before the first frame, though it does not need them: {early}"
+    # After the frame, the deferred modules are imported (in a thread): the list is real.
+    later = logged_modules(after)
+    assert deferred <= later, f"not imported after the first frame: {deferred - later}"

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, text, tool_call
+from support.print_mode import model_args
 
 from pitui.cli import main, print_input
 from pitui.cli.errors import CliError
@@ -118,17 +119,6 @@ def test_a_silent_pipe_gets_a_note_and_is_still_read(monkeypatch: pytest.MonkeyP
 # ---------------------------------------------------------------------------------- end to end
 
 
-def base_args(llm: ScriptedLLMServer, sessions: Path) -> list[str]:
-    return [
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        f"{llm.url}/v1",
-        "--session-dir",
-        str(sessions),
-    ]
-
-
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "project"
@@ -161,7 +151,7 @@ def test_piped_log_reaches_the_model(
 ) -> None:
     monkeypatch.setattr(sys, "stdin", pipe_with(b"ERROR disk full at 12:00\n"))
     llm.script(text("The disk is full."))
-    assert main(["-p", "why?", *base_args(llm, tmp_path / "s")]) == 0
+    assert main(["-p", "why?", *model_args(llm, tmp_path / "s")]) == 0
     assert capsys.readouterr().out == "The disk is full.\n"
     assert user_texts(llm.requests[0].body) == ["ERROR disk full at 12:00\n\nwhy?"]
 
@@ -175,7 +165,7 @@ def test_json_tool_end_carries_the_result_and_done_is_last(
 ) -> None:
     monkeypatch.setattr(sys, "stdin", pipe_with(b"list the files"))
     llm.script(tool_call("bash", {"command": "echo listed; exit 4"}), text("ok"))
-    assert main(["-p", "-", "--json", *base_args(llm, tmp_path / "s")]) == 0
+    assert main(["-p", "-", "--json", *model_args(llm, tmp_path / "s")]) == 0
     events = json_lines(capsys.readouterr().out)
     [end] = [e for e in events if e["type"] == "tool_end"]
     assert end["isError"] is True

@@ -8,13 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support.fixtures import copy_fixture
 from support.llm_server import ScriptedLLMServer, text, tool_call
+from support.print_mode import isolated_env, model_args, run_pitui
 
 from pitui.cli import build_parser
 from pitui.cli.errors import CliError
@@ -25,16 +24,7 @@ from pitui.session import SessionStore
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    base.pop("PITUI_SESSION_DIR", None)
-    base.update(
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        OPENAI_API_KEY="sk-test",
-    )
-    return base
+    return isolated_env(tmp_path)
 
 
 @pytest.fixture
@@ -42,29 +32,6 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
-
-
-def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pitui", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def model_args(llm: ScriptedLLMServer, sessions: Path) -> list[str]:
-    return [
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        f"{llm.url}/v1",
-        "--session-dir",
-        str(sessions),
-    ]
 
 
 def foreign_session(tmp_path: Path) -> tuple[Path, str]:
@@ -80,7 +47,7 @@ def test_print_mode_refuses_a_session_whose_directory_is_gone(
 ) -> None:
     path, stored = foreign_session(tmp_path)
     before = path.read_bytes()
-    result = run(
+    result = run_pitui(
         ["-p", "hi", "--session", str(path), *model_args(llm, tmp_path / "s")], project, env
     )
     assert result.returncode == 2
@@ -104,7 +71,7 @@ def test_cwd_dot_works_here(
         text("done"),
     )
     args = ["-p", "hi", "--session", str(path), "--cwd", ".", *model_args(llm, tmp_path / "s")]
-    result = run(args, project, env)
+    result = run_pitui(args, project, env)
     assert result.returncode == 0, result.stderr
     assert (project / "a.txt").read_text() == "here\n"
     assert (project / "sub" / "b.txt").read_text() == "there\n"
@@ -128,7 +95,7 @@ def test_fork_continues_a_copy_here(
     before = path.read_bytes()
     sessions = tmp_path / "s"
     llm.script(tool_call("write", {"path": "a.txt", "content": "x"}), text("done"))
-    result = run(["-p", "hi", "--fork", str(path), *model_args(llm, sessions)], project, env)
+    result = run_pitui(["-p", "hi", "--fork", str(path), *model_args(llm, sessions)], project, env)
     assert result.returncode == 0, result.stderr
     assert path.read_bytes() == before
     (new,) = sessions.glob("*.jsonl")
@@ -147,17 +114,17 @@ def test_print_mode_refuses_a_held_session_naming_fork(
     assert holder.path is not None
     try:
         base = ["-p", "hi", *model_args(llm, sessions)]
-        result = run([*base, "--session", str(holder.path)], project, env)
+        result = run_pitui([*base, "--session", str(holder.path)], project, env)
         assert result.returncode == 2
         line = result.stderr.strip()
         assert "\n" not in line
         assert f"open in another pitui (pid {os.getpid()})" in line
         assert f"--fork {holder.path}" in line
-        result = run([*base, "-c"], project, env)  # the latest session of this directory
+        result = run_pitui([*base, "-c"], project, env)  # the latest session of this directory
         assert result.returncode == 2 and "--fork" in result.stderr
         # --fork reads it without the lock: a copy this run may write.
         llm.script(text("ok"))
-        result = run([*base, "--fork", str(holder.path)], project, env)
+        result = run_pitui([*base, "--fork", str(holder.path)], project, env)
         assert result.returncode == 0, result.stderr
         assert len(list(sessions.glob("*.jsonl"))) == 2
     finally:

@@ -259,3 +259,30 @@ def test_bare_model_name_without_provider(no_keys: pytest.MonkeyPatch) -> None:
     assert check.problem is not None
     assert "claude-sonnet-4-5" in check.problem
     assert "provider/model" in check.problem
+
+
+def test_the_table_keeps_every_field_model_info_reads() -> None:
+    """The table is decoded field by field (the start-up path): every entry keeps, unchanged,
+    each field that model_info and the routing read, as a whole parse of the file has it."""
+    import orjson
+
+    from pitui.llm.models import model_table, table_path
+
+    path = table_path()
+    assert path is not None
+    whole = orjson.loads(path.read_bytes())
+    read = (
+        "max_input_tokens",
+        "max_tokens",
+        "max_output_tokens",
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "cache_read_input_token_cost",
+        "cache_creation_input_token_cost",
+        "supports_reasoning",
+        "mode",
+    )
+    table = model_table()
+    assert len(table) == len(whole) > 1000
+    for name, entry in whole.items():
+        assert table[name] == {k: entry[k] for k in read if k in entry}, name

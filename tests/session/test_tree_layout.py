@@ -288,6 +288,13 @@ def test_appends_and_leaf_moves_follow_incrementally(
             if foldable:
                 seg = rnd.choice(foldable)
                 layout.unfold(seg) if seg.folded else layout.fold(seg)
+    # Clearing the folds unfolds every segment (those folded before appends joined or moved
+    # them too) and shows every row again.
+    layout.clear_folds()
+    assert not any(seg.folded for seg in layout.segments())
+    assert [layout.node_at(i).id for i in range(layout.line_count)] == [
+        n.id for n in layout.iter_nodes()
+    ]
     store.close()
 
 

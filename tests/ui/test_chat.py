@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, error, reasoning, slow, text, tool_call
+from support.screens import SIZE, chat, run_finished, terminal_output, wait_for
+from support.turns import fill_turns
 from textual.content import Content
-from textual.pilot import Pilot
+from textual.geometry import Region
+from textual.widget import Widget
 from textual.widgets import Button
 
 from pitui.session import SessionStore
@@ -33,8 +36,6 @@ from pitui.ui.widgets.chat import (
 )
 from pitui.ui.widgets.prompt import PromptEditor
 
-SIZE = (120, 36)
-
 HOSTILE = (
     "markup [bold]not bold[/] and [x[0]] and [/ "
     "\x1b[31mred\x1b[0m cursor\x1b[2;5Hmove\x1b[5A "
@@ -42,34 +43,8 @@ HOSTILE = (
 )
 
 
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
-
-
-async def settle(pilot: Pilot[Any], app: PituiApp) -> None:
-    """Wait for the run to end and for the chat to show everything."""
-    await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
-    await app.query_one(ChatView).wait_idle()
-    await pilot.pause()
-
-
-def chat(app: PituiApp) -> ChatView:
-    return app.query_one(ChatView)
-
-
 def assistant_sources(app: PituiApp) -> list[str]:
     return [b.source for b in chat(app).query(AssistantBlock)]
-
-
-def terminal_output(app: PituiApp) -> str:
-    """What a full repaint of the screen would write to the terminal."""
-    update = app.screen._compositor.render_full_update()
-    return update.render_segments(app.console)
 
 
 # ---------------------------------------------------------------------------------- streaming
@@ -89,7 +64,7 @@ async def test_streamed_reply_appears_and_is_replaced_by_one_stored_block(
         await wait_for(pilot, lambda: "one" in preview.source)
         assert app.agent is not None and app.agent.running
         assert "seven" not in preview.source
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         blocks = list(chat(app).query(AssistantBlock))
         assert len(blocks) == 1
         assert not blocks[0].has_class("-streaming")
@@ -104,9 +79,9 @@ async def test_two_turns_give_two_assistant_blocks(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"one", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         await pilot.press(*"two", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         assert assistant_sources(app) == ["first answer", "second answer"]
         assert len(chat(app).query(UserBlock)) == 2
         # A rebuild from the store shows the same.
@@ -125,7 +100,7 @@ async def test_exit_mid_stream_leaves_no_pending_stream_task(
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"one", "enter")
-            await settle(pilot, app)
+            await run_finished(pilot, app)
             await pilot.press(*"two", "enter")
             await wait_for(pilot, lambda: "c" in "".join(assistant_sources(app)[1:]))
         gc.collect()
@@ -143,7 +118,7 @@ async def test_escape_aborts_a_slow_reply(
         await pilot.press(*"go", "enter")
         await wait_for(pilot, lambda: "beta" in "".join(assistant_sources(app)))
         await pilot.press("escape")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         notes = [str(n.visual) for n in chat(app).query(NoteBlock)]
         assert notes == ["Aborted."]
         blocks = list(chat(app).query(AssistantBlock))
@@ -162,7 +137,7 @@ async def test_provider_error_is_shown(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         notes = list(chat(app).query(NoteBlock))
         assert len(notes) == 1
         assert notes[0].has_class("-error")
@@ -178,7 +153,7 @@ async def test_thinking_is_collapsed_and_toggles(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"which?", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         thinking = chat(app).query_one(ThinkingBlock)
         assert thinking.collapsed
         assert thinking.text == "Let me weigh the options carefully."
@@ -202,7 +177,7 @@ async def test_long_tool_call_is_collapsed_and_expands_on_click_and_enter(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         tools = list(chat(app).query(ToolBlock))
         assert len(tools) == 1  # the running placeholder was replaced by the stored result
         block = tools[0]
@@ -247,7 +222,7 @@ async def test_short_tool_call_shows_arguments_and_result(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"read it", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = chat(app).query_one(ToolBlock)
         assert not block.collapsible
         assert block.tool_title == f"[read: {target}:1-5]"
@@ -268,7 +243,7 @@ async def test_bash_output_keeps_colours_but_no_other_escapes(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"colours", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = chat(app).query_one(ToolBlock)
         content = block.query_one(".tool-output").visual
         assert str(content) == "red plain\nafter\n\nexit code: 0"
@@ -409,25 +384,11 @@ async def test_view_matches_the_store_after_a_burst_of_changes(
 # ---------------------------------------------------------------------------------- window
 
 
-def _fill(store: SessionStore, turns: int, prefix: str = "") -> None:
-    for i in range(turns):
-        store.append_message(
-            {"role": "user", "content": [{"type": "text", "text": f"{prefix}question {i}"}]}
-        )
-        store.append_message(
-            {
-                "role": "assistant",
-                "content": [{"type": "text", "text": f"{prefix}answer {i}"}],
-                "stopReason": "stop",
-            }
-        )
-
-
 async def test_long_sessions_mount_a_window_and_load_earlier_entries(
     app_factory: Callable[..., PituiApp],
 ) -> None:
     app = app_factory(model=None)
-    _fill(app.store, 100)  # 200 entries
+    fill_turns(app.store, 100)  # 200 entries
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         view = chat(app)
@@ -448,14 +409,14 @@ async def test_long_sessions_mount_a_window_and_load_earlier_entries(
 
 async def test_live_appends_prune_the_oldest_blocks(app_factory: Callable[..., PituiApp]) -> None:
     app = app_factory(model=None)
-    _fill(app.store, WINDOW // 2)  # exactly the window
+    fill_turns(app.store, WINDOW // 2)  # exactly the window
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         view = chat(app)
         await view.wait_idle()  # the whole window is mounted
         await pilot.pause()
         assert not view.query("#load-earlier")
-        _fill(app.store, 30, "more ")  # 60 more entries: past the window and its slack
+        fill_turns(app.store, 30, "more ")  # 60 more entries: past the window and its slack
         # The appends reach the view through the app's queue: wait until the last one shows.
         for _ in range(500):
             await view.wait_idle()
@@ -481,7 +442,7 @@ async def test_stays_at_the_bottom_while_streaming_unless_scrolled_up(
     words = " ".join(f"w{i}" for i in range(40))
     llm.script(slow(words.replace(" w1", "\n\nw1"), 0.05))
     app = app_factory(llm_url=llm.url)
-    _fill(app.store, 15)
+    fill_turns(app.store, 15)
     async with app.run_test(size=SIZE) as pilot:
         view = chat(app)
         await pilot.press(*"go", "enter")
@@ -489,15 +450,30 @@ async def test_stays_at_the_bottom_while_streaming_unless_scrolled_up(
         await pilot.pause()
         assert view.max_scroll_y > 0
         assert view.scroll_y == view.max_scroll_y  # anchored
+        height = view.vertical_scrollbar.size.height
+        assert max(thumb_rows(view)) == height - 1  # the scrollbar shows it
         view.scroll_to(y=0, animate=False)  # the user scrolls up
         await pilot.pause()
         await wait_for(pilot, lambda: "w19" in "".join(assistant_sources(app)))
         await pilot.pause()
         assert view.scroll_y == 0
+        assert min(thumb_rows(view)) == 0
         view.scroll_end(animate=False)  # back at the bottom: anchored again
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y
+        assert max(thumb_rows(view)) == height - 1
+
+
+def thumb_rows(view: ChatView) -> list[int]:
+    """The rows of the chat's scrollbar its thumb is painted on (as painted last)."""
+    bar = view.vertical_scrollbar
+    strips = bar.render_lines(Region(0, 0, bar.size.width, bar.size.height))
+    return [
+        y
+        for y, strip in enumerate(strips)
+        if any(s.style and s.style.meta.get("@mouse.down") == "grab" for s in strip)
+    ]
 
 
 # ---------------------------------------------------------------------------------- hostile
@@ -576,7 +552,7 @@ async def test_scrolling_far_back_keeps_a_bounded_window(
     from pitui.ui.widgets.chat import MAX_MOUNTED
 
     app = app_factory(model=None)
-    _fill(app.store, 400)  # 800 entries
+    fill_turns(app.store, 400)  # 800 entries
     async with app.run_test(size=SIZE) as pilot:
         view = chat(app)
         await view.wait_idle()
@@ -617,7 +593,7 @@ async def test_first_frame_shows_the_newest_entries_and_fills_in_after(
     from pitui.ui.widgets.chat import FIRST_SCREEN
 
     app = app_factory(model=None)
-    _fill(app.store, 100)
+    fill_turns(app.store, 100)
     mounted_at_first_frame: list[int] = []
 
     async with app.run_test(size=SIZE) as pilot:
@@ -684,6 +660,18 @@ async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
         assert streamed.view.line_count > 200
         assert lines(streamed.view) == lines(reference)
         assert streamed.view.region.height == reference.region.height
+        # What was painted while it streamed (Textual's per-widget line cache, kept when only
+        # the height changes) is what the same text shows when painted afresh.
+        whole = AssistantBlock(LONG_REPLY, classes="reference")
+        await view.mount(whole)
+        await pilot.pause(0.3)
+
+        def painted(widget: Widget) -> list[list[tuple[str, object]]]:
+            region = Region(0, 0, widget.size.width, widget.size.height)
+            return [[(s.text, s.style) for s in strip] for strip in widget.render_lines(region)]
+
+        assert painted(streamed.view) == painted(whole.view)
+        assert painted(streamed) == painted(whole)
         shown = [strip.text.strip() for strip in map(streamed.view.render_line, range(12))]
         assert shown[:4] == ["Step 0", "", "", "x = 1"]  # a heading, then a fence (padded)
         assert "• item 2" in shown
@@ -697,7 +685,7 @@ async def test_only_the_newest_screenful_is_built_before_the_first_frame(
     from pitui.ui.widgets.chat import FIRST_SCREEN
 
     app = app_factory(model=None)
-    _fill(app.store, 200)  # 400 entries: 250 above the window
+    fill_turns(app.store, 200)  # 400 entries: 250 above the window
     built: list[str] = []
     blocks_for = ChatView.blocks_for
 
@@ -724,7 +712,7 @@ async def test_switching_sessions_lets_the_collector_free_the_old_one(
     """``pitui`` freezes its start-up heap (the session's nodes) out of the cyclic collector;
     a switch to another session unfreezes it, so the old nodes can be collected."""
     app = app_factory(model=None)
-    _fill(app.store, 3)
+    fill_turns(app.store, 3)
     async with app.run_test(size=SIZE) as pilot:
         gc.freeze()
         try:

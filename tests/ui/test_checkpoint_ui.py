@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fixed_clock
 from support.folders import picture, write
 from support.llm_server import ScriptedLLMServer, text, tool_call
-from support.screens import screen_up
+from support.screens import SIZE, screen_up, wait_for
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
@@ -35,23 +36,7 @@ from pitui.ui.widgets.inspectors import DetailsPane
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.session_tree import SessionTree
 
-SIZE = (120, 36)
-
-
-def fixed_clock() -> float:
-    return 1_768_470_000.0  # 2026-01-15T09:40:00Z, as the other UI tests
-
-
 HOSTILE = "[bold]x[/] [x[0]] \x1b[31mred\x1b]52;c;Zm9v\x07"
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
 
 
 def message(role: str, body: str, **extra: Any) -> dict[str, Any]:
@@ -180,7 +165,8 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         await wait_for(pilot, lambda: not (project / "README.md").exists())
         assert (project / "app.py").read_text() == "def main():\n    return helper()\n"
         assert app.store.leaf_id == ids["post1"]
-        assert app.screen.query_one(PromptEditor).text == "step 2"
+        # The editor is filled once the chat has followed the move (a moment later under load).
+        await wait_for(pilot, lambda: app.screen.query_one(PromptEditor).text == "step 2")
         # Redo: back to the end of run 2.
         tree = await open_tree(pilot)
         await go_to(pilot, tree, ids["done2"])

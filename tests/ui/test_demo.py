@@ -3,14 +3,14 @@ path: litellm, streaming, tools, compaction), in the app and without it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import fixed_clock
+from support.screens import wait_for
 
 from pitui.agent.session import AgentSession
 from pitui.config.settings import Settings
@@ -252,15 +252,6 @@ def demo_app(demo_files: tuple[Path, Path], server: DemoModelServer, **kwargs: A
     )
 
 
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 20) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "timed out"
-        await pilot.pause(0.05)
-    await pilot.pause()
-
-
 async def test_demo_app_prompt_and_compact(
     demo_files: tuple[Path, Path], demo_server: DemoModelServer
 ) -> None:
@@ -282,11 +273,13 @@ async def test_demo_app_prompt_and_compact(
                 and app.store.project().messages[-1]["role"] == "assistant"
             ),
         )
+        await pilot.pause()
         reply = app.store.project().messages[-1]
         assert "demo model" in reply["content"][0]["text"]
 
         await pilot.press(*"/compact", "enter")
         await wait_for(pilot, lambda: app.store.path_to()[-1].type == "compaction")
+        await pilot.pause()
         entry = app.store.data(app.store.path_to()[-1])
         assert "## Goal" in entry["summary"]
 
@@ -319,6 +312,7 @@ async def test_demo_app_edit_and_resubmit(
                 and store.project().messages[-1]["role"] == "assistant"
             ),
         )
+        await pilot.pause()
         assert len(store.children(target.parent.id)) == siblings + 1
         assert "demo model" in store.project().messages[-1]["content"][0]["text"]
         status = app.screen.query_one(StatusLine).render_text()

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture, make_app
+from support.screens import back_to_main, pause_rounds, submit
 from textual import work
-from textual.pilot import Pilot
 
 from pitui.config.logs import configure_logging
 from pitui.session import SessionStore
@@ -44,24 +44,6 @@ def record_notices(app: PituiApp) -> list[tuple[str, str]]:
 
     app.notify = notify  # type: ignore[method-assign, assignment]
     return notes
-
-
-async def submit(pilot: Pilot[int], text: str) -> None:
-    editor = pilot.app.screen.query_one(PromptEditor)
-    editor.text = text
-    await pilot.press("enter")
-    await settle(pilot)
-
-
-async def settle(pilot: Pilot[int]) -> None:
-    """Let commands and workers run (the chat's consumer never completes: no wait_for)."""
-    for _ in range(15):
-        await pilot.pause(0.02)
-
-
-def back_to_main(app: PituiApp) -> None:
-    while not isinstance(app.screen, MainScreen):
-        app.pop_screen()
 
 
 def log_text(path: Path) -> str:
@@ -183,7 +165,7 @@ async def test_a_palette_entry_that_raises_is_reported(
         await pilot.press(*"/name")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.is_running
         assert_internal_error_reported(
             notes, log_path, "running /name", "RuntimeError: boom in the handler"
@@ -206,7 +188,7 @@ async def test_a_system_palette_entry_that_raises_is_reported(
         await pilot.press(*"keys")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.is_running
         assert_internal_error_reported(
             notes, log_path, "running 'Keys'", "ValueError: keys panel broke"
@@ -224,7 +206,7 @@ async def test_a_key_binding_whose_action_raises_is_reported(
     async with app.run_test(size=SIZE) as pilot:
         notes = record_notices(app)
         await pilot.press("ctrl+t")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.is_running
         assert_internal_error_reported(
             notes, log_path, "running the action 'tree'", "KeyError: 'tree broke'"
@@ -246,7 +228,7 @@ async def test_a_key_binding_raising_a_user_error_shows_its_sentence(
     async with app.run_test(size=SIZE) as pilot:
         notes = record_notices(app)
         await pilot.press("ctrl+t")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.is_running
         assert notes == [("This session is read-only; fork it to continue.", "warning")]
         assert "Traceback" not in log_text(log_path)
@@ -264,7 +246,7 @@ async def test_workers_that_raise_are_reported(
             raise RuntimeError("async worker broke")
 
         app.screen.run_worker(fails())  # exit_on_error: Textual would exit the app
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.is_running
         assert_internal_error_reported(
             notes, log_path, "running a background task", "RuntimeError: async worker broke"
@@ -280,7 +262,7 @@ async def test_workers_that_raise_are_reported(
         work_on = app.screen
         work_on.fails_in_a_thread = Holder.fails_in_a_thread.__get__(work_on)  # type: ignore[attr-defined]
         work_on.fails_in_a_thread()  # type: ignore[attr-defined]
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.is_running
         errors = [text for text, severity in notes if severity == "error"]
         assert len(errors) == 1 and "OSError" in errors[0]

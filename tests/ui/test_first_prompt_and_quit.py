@@ -6,7 +6,6 @@ an import still under way."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, text
-from textual.pilot import Pilot
+from support.screens import wait_for
 
 from pitui.llm import lazy
 from pitui.session import LEAF_MARKER_TYPE, SessionStore
@@ -24,15 +23,6 @@ from pitui.ui.widgets.chat import UserBlock
 from pitui.ui.widgets.status import StatusLine
 
 SIZE = (100, 30)
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from support.screens import command, screen_up, wait_for
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
@@ -31,12 +32,16 @@ def export_page_data(path: Path) -> dict[str, Any]:
     return data
 
 
-async def command(pilot: Pilot[int], text: str) -> None:
-    editor = pilot.app.screen.query_one(PromptEditor)
-    editor.text = text
-    await pilot.press("enter")
-    for _ in range(40):
-        await pilot.pause(0.05)
+def said(app: PituiApp, start: str) -> bool:
+    return any(str(n.message).startswith(start) for n in app._notifications)
+
+
+async def swapped(pilot: Pilot[int], before: SessionStore) -> None:
+    """Wait until the app shows a session other than ``before`` in the main screen, with the
+    prompt editor filled in as the command leaves it."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.store is not before and isinstance(app.screen, MainScreen))
+    await pilot.pause()
 
 
 async def test_clone_creates_a_file_and_switches_to_it(
@@ -46,7 +51,9 @@ async def test_clone_creates_a_file_and_switches_to_it(
     old_path = app.store.path
     old_messages = app.store.project().messages
     async with app.run_test(size=SIZE) as pilot:
+        before = app.store
         await command(pilot, "/clone")
+        await swapped(pilot, before)
         assert app.store.path != old_path and app.store.path is not None
         assert app.store.path.is_file()
         assert app.store.parent_session == str(old_path)
@@ -70,12 +77,11 @@ async def test_fork_at_a_root_user_message_gives_an_empty_session(
     app = make_app(store, model=None)
     async with app.run_test(size=SIZE) as pilot:
         await command(pilot, "/fork")
-        assert isinstance(app.screen, ForkPickerScreen)
+        await wait_for(pilot, lambda: screen_up(app, ForkPickerScreen))
         options = app.screen.query_one(OptionList)
         options.highlighted = 0
         await pilot.press("enter")
-        for _ in range(40):
-            await pilot.pause(0.05)
+        await swapped(pilot, store)
         assert isinstance(app.screen, MainScreen)
         assert len(app.store) == 0  # a root user message: the new session starts empty
         assert app.store.parent_session == str(store.path)
@@ -95,12 +101,13 @@ async def test_fork_at_a_later_message_copies_the_path_before_it(
     assert parent is not None
     expected = [n.id for n in app.store.path_to(parent.id)]
     async with app.run_test(size=SIZE) as pilot:
+        before = app.store
         await command(pilot, "/fork")
+        await wait_for(pilot, lambda: screen_up(app, ForkPickerScreen))
         options = app.screen.query_one(OptionList)
         options.highlighted = 1
         await pilot.press("enter")
-        for _ in range(40):
-            await pilot.pause(0.05)
+        await swapped(pilot, before)
         assert [n.id for n in app.store.path_to()] == expected
         assert app.store.path is not None and app.store.path.is_file()
         assert app.screen.query_one(PromptEditor).text == target_text
@@ -113,17 +120,23 @@ async def test_name_label_new_and_export(
     leaf = app.store.leaf_id
     async with app.run_test(size=SIZE) as pilot:
         await command(pilot, "/name Tree widget work")
+        await wait_for(pilot, lambda: app.store.session_name is not None)
         assert app.store.session_name == "Tree widget work"
         await command(pilot, "/label checkpoint")
+        await wait_for(pilot, lambda: app.store.label_of(leaf or "") is not None)
         assert app.store.label_of(leaf or "") == "checkpoint"
         html_path = tmp_path / "exported.html"
         await command(pilot, f"/export html {html_path}")
+        await wait_for(pilot, lambda: said(app, "Exported html"))
         assert export_page_data(html_path)["meta"]["title"] == "Tree widget work"
         jsonl_path = tmp_path / "branch.jsonl"
         await command(pilot, f"/export jsonl {jsonl_path}")
+        await wait_for(pilot, lambda: said(app, "Exported jsonl"))
         lines = jsonl_path.read_text().splitlines()
         assert json.loads(lines[0])["type"] == "session"
         assert len(lines) - 1 == len(app.store.path_to())
         old = app.store.path
+        before = app.store
         await command(pilot, "/new")
+        await swapped(pilot, before)
         assert app.store.path != old and len(app.store) == 0

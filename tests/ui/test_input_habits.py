@@ -4,7 +4,6 @@ marker, newline keys and the one-time hint, the slash-command dropdown."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import types
 from collections.abc import Callable
@@ -12,6 +11,8 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, slow, text
+from support.screens import wait_for
+from support.turns import fill_turns
 from textual.app import App
 from textual.pilot import Pilot
 
@@ -23,29 +24,6 @@ from pitui.ui.widgets.chat import AssistantBlock, ChatView, NoteBlock, ToolBlock
 from pitui.ui.widgets.prompt import CommandMenu, PromptEditor
 
 SIZE = (100, 30)
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
-
-
-def _fill(store: SessionStore, turns: int, prefix: str = "") -> None:
-    for i in range(turns):
-        store.append_message(
-            {"role": "user", "content": [{"type": "text", "text": f"{prefix}question {i}"}]}
-        )
-        store.append_message(
-            {
-                "role": "assistant",
-                "content": [{"type": "text", "text": f"{prefix}answer {i}"}],
-                "stopReason": "stop",
-            }
-        )
 
 
 def _tool_turn(store: SessionStore) -> None:
@@ -191,7 +169,8 @@ async def test_ctrl_c_aborts_a_run_even_with_a_selection(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clipboard, osc = fake_pyperclip(monkeypatch, works=True)
-    llm.script(slow("alpha beta gamma delta epsilon zeta eta theta", 0.15))
+    # Slow enough that the run is still going when Ctrl+C comes, on a loaded machine too.
+    llm.script(slow("alpha beta gamma delta epsilon zeta eta theta", 0.5))
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
@@ -256,7 +235,7 @@ async def test_chat_scrolls_from_the_editor_and_marks_new_output_below(
     app_factory: Callable[..., PituiApp],
 ) -> None:
     app = app_factory(model=None)
-    _fill(app.store, 20)
+    fill_turns(app.store, 20)
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(ChatView)
         await view.wait_idle()
@@ -273,7 +252,7 @@ async def test_chat_scrolls_from_the_editor_and_marks_new_output_below(
         await pilot.pause()
         assert view.scroll_y == 0
         assert not marker.display  # scrolled up, but nothing new yet
-        _fill(app.store, 1, "new ")
+        fill_turns(app.store, 1, "new ")
         await view.wait_idle()
         await pilot.pause()
         assert view.scroll_y == 0  # not dragged down while reading
@@ -285,7 +264,7 @@ async def test_chat_scrolls_from_the_editor_and_marks_new_output_below(
         assert view.scroll_y == view.max_scroll_y
         assert not marker.display
         # At the bottom again: new output is followed, no marker.
-        _fill(app.store, 3, "later ")
+        fill_turns(app.store, 3, "later ")
         await view.wait_idle()
         await pilot.pause()
         await pilot.pause()
@@ -306,12 +285,12 @@ async def test_clicking_the_marker_jumps_to_the_latest(
     app_factory: Callable[..., PituiApp],
 ) -> None:
     app = app_factory(model=None)
-    _fill(app.store, 20)
+    fill_turns(app.store, 20)
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(ChatView)
         await view.wait_idle()
         await pilot.press("ctrl+home")
-        _fill(app.store, 1, "new ")
+        fill_turns(app.store, 1, "new ")
         await view.wait_idle()
         await pilot.pause()
         await pilot.click(NewBelowMarker)
@@ -327,7 +306,7 @@ async def test_sending_a_prompt_scrolls_to_the_bottom(
 ) -> None:
     llm.script(text("the reply"))
     app = app_factory(llm_url=llm.url)
-    _fill(app.store, 20)
+    fill_turns(app.store, 20)
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(ChatView)
         await view.wait_idle()
@@ -551,7 +530,7 @@ async def test_the_editor_has_the_focus_from_the_start_and_the_chat_never_gets_i
     from textual.widget import Widget
 
     app = app_factory(model=None)
-    _fill(app.store, 20)
+    fill_turns(app.store, 20)
     chat_focus: list[bool] = []
 
     def watch_has_focus(self: ChatView, value: bool) -> None:

@@ -122,11 +122,24 @@ def test_compaction_block_expanded(snap_compare: Any, app_factory: Callable[...,
         await pilot.pause()
         block = pilot.app.query(SummaryBlock).last()
         block.collapsed = False
-        await pilot.pause()
+        # The summary's Markdown mounts its parts over the next frames (a loaded machine
+        # takes longer): the scrollbar's thumb depends on the height they end up with.
+        await _height_settled(pilot)
         _scroll_to(pilot, block)
-        await pilot.pause()
+        await _height_settled(pilot)
 
     assert snap_compare(_compaction_app(app_factory), terminal_size=SIZE, run_before=expand)
+
+
+async def _height_settled(pilot: Pilot[Any]) -> None:
+    """Pause until the chat's scrollable height and position stop changing."""
+    view = pilot.app.query_one(ChatView)
+    seen: list[object] = []
+    for _ in range(100):
+        await pilot.pause()
+        seen.append((view.virtual_size, view.scroll_y))
+        if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]:
+            return
 
 
 def test_tool_call_expanded(snap_compare: Any, app_factory: Callable[..., PituiApp]) -> None:

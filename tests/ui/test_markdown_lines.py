@@ -57,3 +57,49 @@ def test_markup_and_emoji_codes_stay_literal() -> None:
 
 def test_the_warm_up_renders() -> None:
     warm_up()  # imports and builds what the first reply needs; must not raise
+
+
+def rich_lines(markdown: str, width: int) -> list[list[tuple[str, object]]]:
+    """The lines Rich's own Markdown renders (its code blocks always wrapped)."""
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+    from rich.theme import Theme
+
+    style = MarkdownStyle.from_theme({})
+    console = Console(
+        file=io.StringIO(),
+        color_system="truecolor",
+        force_terminal=True,
+        theme=Theme(dict(style.styles), inherit=True),
+    )
+    options = console.options.update(width=width, height=None)
+    lines = console.render_lines(
+        Markdown(markdown, code_theme=style.code_theme, hyperlinks=False), options, pad=False
+    )
+    return [[(s.text, s.style) for s in line] for line in lines]
+
+
+def test_code_blocks_look_as_rich_renders_them_at_every_line_length() -> None:
+    """Code is not wrapped by Rich when every line fits (much faster while a code block
+    streams); lines at, around and over the width, tabs and wide characters show exactly as
+    Rich's wrapped rendering shows them."""
+    renderer = MarkdownRenderer(MarkdownStyle.from_theme({}))
+    for width in (12, 30, 80):
+        for length in range(width - 4, width + 2):
+            for unit in ("a", "\t", "字", "x\ty"):
+                line = (unit * length)[:length]
+                fence = f"```python\ndef f():\n{line}\n    return 1\n```"
+                ours = [
+                    [(s.text, s.style) for s in strip] for strip in renderer.render(fence, width)
+                ]
+                assert ours == rich_lines(fence, width)[: len(ours)], (width, length, unit)
+                assert len(ours) >= 5  # padding, three lines (or more, wrapped), padding
+    indented = "    x = 1\n    y = 'a long line that needs to wrap around'\n"
+    unknown = "```nosuchlanguage\nx = 1\n```"
+    plain = "```\nx = 1\n```"
+    for block in (indented, unknown, plain):
+        ours = [[(s.text, s.style) for s in strip] for strip in renderer.render(block, 24)]
+        assert ours == rich_lines(block, 24)[: len(ours)]
+    assert len(renderer.render(indented, 24)) > 4  # the long line wrapped

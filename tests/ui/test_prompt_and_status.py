@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import types
 from collections.abc import Callable
@@ -11,32 +10,15 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, error, slow, text
+from support.screens import SIZE, run_finished, wait_for
 from textual.app import App
-from textual.pilot import Pilot
 
 from pitui.ui.app import PituiApp
-from pitui.ui.widgets.chat import ChatView, UserBlock
+from pitui.ui.widgets.chat import UserBlock
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.status import NO_MODEL, SPINNER, StatusLine, short_tokens
 
-SIZE = (120, 36)
 WINDOW_200K = {"models": {"openai/test-model": {"contextWindow": 200_000}}}
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``check()`` holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
-
-
-async def run_finished(pilot: Pilot[Any], app: PituiApp) -> None:
-    await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
-    await app.query_one(ChatView).wait_idle()
-    await pilot.pause()
 
 
 def status(app: PituiApp) -> str:

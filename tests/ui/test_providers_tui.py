@@ -4,31 +4,23 @@ Claude's replies show their cache hits in the status line."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.providers.loops import ANSWER, LOOPS
+from support.screens import SIZE, run_finished
 from textual.pilot import Pilot
 
 from pitui.ui.app import PituiApp
 from pitui.ui.widgets.chat import AssistantBlock, ChatView, ThinkingBlock, ToolBlock
 from pitui.ui.widgets.status import StatusLine
 
-SIZE = (120, 36)
 
-
-async def settle(pilot: Pilot[Any], app: PituiApp, timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    await pilot.pause(0.1)
-    while app.agent is None or app.agent.running:
-        assert loop.time() < deadline, "the run did not finish"
-        await pilot.pause(0.05)
-    await app.query_one(ChatView).wait_idle()
-    await pilot.pause()
+async def settle(pilot: Pilot[Any], app: PituiApp) -> None:
+    await pilot.pause(0.1)  # the run starts
+    await run_finished(pilot, app, timeout=30.0)
 
 
 @pytest.mark.parametrize("case", sorted(LOOPS))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture, make_app
-from support.screens import screen_up
+from support.screens import back_to_main, pause_rounds, screen_up, submit
 from textual.pilot import Pilot
 
 from pitui.session import SessionStore
@@ -37,11 +37,6 @@ def notices(app: PituiApp) -> list[str]:
     return seen
 
 
-async def settle(pilot: Pilot[int], rounds: int = 15) -> None:
-    for _ in range(rounds):
-        await pilot.pause(0.02)
-
-
 async def wait_until(pilot: Pilot[int], check: Any, timeout: float = 10.0) -> None:
     """Pause until ``check()`` holds (a loaded machine is slow; the file check is per second)."""
     for _ in range(int(timeout / 0.05)):
@@ -51,22 +46,10 @@ async def wait_until(pilot: Pilot[int], check: Any, timeout: float = 10.0) -> No
     assert check()
 
 
-async def submit(pilot: Pilot[int], text: str) -> None:
-    editor = pilot.app.screen.query_one(PromptEditor)
-    editor.text = text
-    await pilot.press("enter")
-    await settle(pilot)
-
-
 def status_text(app: PituiApp) -> str:
     main = app.main_screen
     assert main is not None
     return main.query_one(StatusLine).render_text()
-
-
-def back_to_main(app: PituiApp) -> None:
-    while not isinstance(app.screen, MainScreen):
-        app.pop_screen()
 
 
 @pytest.fixture
@@ -89,7 +72,7 @@ async def test_a_held_session_opens_read_only_with_a_banner_and_writes_offer_for
     assert store.read_only and store.held_elsewhere
     app = make_app(store, cwd=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert status_text(app).startswith(f"read-only · open in {PID}")
         # A prompt: one sentence naming /fork and /clone, nothing sent, nothing written.
         await submit(pilot, "hello there")
@@ -101,18 +84,18 @@ async def test_a_held_session_opens_read_only_with_a_banner_and_writes_offer_for
         assert app.main_screen is not None
         assert app.main_screen.query_one(PromptEditor).text == "hello there"  # not lost
         await pilot.press("t")  # not offered while the other pitui holds it
-        await settle(pilot, 5)
+        await pause_rounds(pilot, 5)
         assert store.read_only
         # Fork from the dialog opens the fork picker.
         await pilot.press("f")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert isinstance(app.screen, ForkPickerScreen)
         back_to_main(app)
         # Clone from the dialog: a new session this pitui writes.
         await submit(pilot, "/label here")
         assert isinstance(app.screen, ReadOnlyScreen)
         await pilot.press("c")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.store is not store and not app.store.read_only
         assert app.store.path is not None and app.store.path != path
         assert not status_text(app).startswith("read-only")
@@ -127,21 +110,21 @@ async def test_tree_moves_stay_view_only_and_labels_are_refused(held: Any, tmp_p
     store = SessionStore.open(path)
     app = make_app(store, cwd=tmp_path, settings={"branchSummary": {"skipPrompt": False}})
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await pause_rounds(pilot)
         leaf = store.leaf_id
         other = next(n.id for n in store.nodes() if n.type == "message" and n.role == "assistant")
         assert other != leaf
         app.screen.open_tree()  # type: ignore[attr-defined]
-        await settle(pilot)
+        await pause_rounds(pilot)
         browser = app.screen
         assert isinstance(browser, TreeBrowserScreen)
         seen = notices(app)
         browser.select_entry(other)
-        await settle(pilot, 30)
+        await pause_rounds(pilot, 30)
         assert store.leaf_id == other  # moved (the view follows) ...
         assert any("without a branch summary" in n for n in seen)  # ... without a summary
         browser.action_label()
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert isinstance(app.screen, ReadOnlyScreen)
     assert path.read_bytes() == before
 
@@ -151,7 +134,7 @@ async def test_take_over_when_the_other_pitui_closes(held: Any, tmp_path: Path) 
     store = SessionStore.open(path)
     app = make_app(store, cwd=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await pause_rounds(pilot)
         written = holder.append_message({"role": "user", "content": "last words", "timestamp": 1})
         holder.close()
         # The once-a-second file check notices the free lock.
@@ -162,7 +145,7 @@ async def test_take_over_when_the_other_pitui_closes(held: Any, tmp_path: Path) 
         assert "/takeover" in status_text(app)
         assert written in store  # what it appended before closing is shown
         await pilot.press("t")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert not store.read_only and app.store is store
         assert not status_text(app).startswith("read-only")
         await submit(pilot, "/name mine now")
@@ -206,7 +189,7 @@ async def test_a_missing_working_directory_asks_and_continue_works_here(tmp_path
         assert stored in text and str(tmp_path / "here") in text
         assert app.agent is not None and app.agent.cwd != (tmp_path / "here").resolve()
         await pilot.press("c")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert isinstance(app.screen, MainScreen)
         assert app.agent.cwd == (tmp_path / "here").resolve()
         assert app.store.cwd == stored  # the file keeps its own directory
@@ -234,7 +217,7 @@ async def test_a_missing_working_directory_cancel_quits(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("escape")
-        await settle(pilot)
+        await pause_rounds(pilot)
     assert app.return_code == 0
 
 
@@ -246,17 +229,17 @@ async def test_resuming_a_session_whose_directory_is_gone_asks(tmp_path: Path) -
     )
     other = copy_fixture("pi-v3-branches.jsonl", tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await pause_rounds(pilot)
         first = app.store
         app._open_picked(str(other))
         await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("escape")  # cancel: stay where we were
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.store is first and app.is_running
         app._open_picked(str(other))
         await wait_until(pilot, lambda: screen_up(app, MissingCwdScreen))
         await pilot.press("c")
-        await settle(pilot)
+        await pause_rounds(pilot)
         assert app.store.path == other
         assert app.agent is not None and app.agent.cwd == here.resolve()
 

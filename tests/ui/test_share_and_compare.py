@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_app
-from support.screens import screen_up
-from textual.pilot import Pilot
+from support.screens import SIZE, command, screen_up, wait_for
 from textual.widgets import Input, OptionList, Static
 
 from pitui.session import SessionStore
@@ -22,35 +21,15 @@ from pitui.ui.screens.context_compare import (
 )
 from pitui.ui.screens.session_stats import SessionStatsScreen
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
-from pitui.ui.widgets.prompt import PromptEditor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.sample_session import write_sample_session
-
-SIZE = (120, 36)
 
 
 @pytest.fixture
 def app(tmp_path: Path) -> PituiApp:
     store = SessionStore.open(write_sample_session(tmp_path / "sessions" / "sample.jsonl"))
     return make_app(store, model=None, cwd=tmp_path)
-
-
-async def command(pilot: Pilot[int], text: str) -> None:
-    editor = pilot.app.screen.query_one(PromptEditor)
-    editor.text = text
-    await pilot.press("enter")
-
-
-async def wait_for(pilot: Pilot[int], condition: object, rounds: int = 100) -> None:
-    for _ in range(rounds):
-        try:
-            if callable(condition) and condition():
-                return
-        except Exception:  # not mounted yet
-            pass
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached")
 
 
 def test_parse_export_args() -> None:

@@ -3,14 +3,13 @@ abort that keeps what was printed, edits as diffs, writes as previews, Ctrl+O fo
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, text, tool_call
-from textual.pilot import Pilot
+from support.screens import run_finished, terminal_output, wait_for
 
 from pitui.ui.app import PituiApp
 from pitui.ui.screens.help import KEYS
@@ -20,28 +19,8 @@ SIZE = (100, 30)
 SECRET = "ghp_live_output_secret_31415926"
 
 
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
-
-
-async def settle(pilot: Pilot[Any], app: PituiApp) -> None:
-    await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
-    await app.query_one(ChatView).wait_idle()
-    await pilot.pause()
-
-
 def shown(block: ToolBlock, part: str = ".tool-output") -> str:
     return str(block.query_one(part).visual)
-
-
-def terminal_output(app: PituiApp) -> str:
-    update = app.screen._compositor.render_full_update()
-    return update.render_segments(app.console)
 
 
 def running_block(app: PituiApp) -> ToolBlock | None:
@@ -67,7 +46,7 @@ async def test_each_line_of_a_slow_loop_shows_as_it_comes(
             lines = shown(block).splitlines()
             assert lines == [f"step {n}" for n in range(1, i + 1)]
             assert "…" in str(block.query_one(".tool-header").visual)
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = app.query_one(ToolBlock)
         assert not block.running
         assert shown(block).splitlines()[-1] == "exit code: 0"
@@ -90,7 +69,7 @@ async def test_escape_keeps_what_the_command_printed(
         await pilot.press(*"go", "enter")
         await wait_for(pilot, lambda: "two" in shown(running_block(app) or _none))
         await pilot.press("escape")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = app.query_one(ToolBlock)
         assert not block.running and block.has_class("-error")
         assert shown(block).splitlines() == ["one", "two", "", "Command aborted"]
@@ -130,7 +109,7 @@ async def test_live_output_is_sanitized_and_redacted(
         assert "\x1b[5A" not in output and "\x1b[2J" not in output
         assert SECRET[:10] not in output and SECRET[10:] not in output
         await pilot.press("escape")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         assert SECRET[10:] not in terminal_output(app)
 
 
@@ -158,7 +137,7 @@ async def test_a_flood_of_output_keeps_a_bounded_tail_on_screen(
         assert lines[0] == "… 99800 earlier lines (all of them are in the result at the end)"
         assert lines[1:] == [str(n) for n in range(99801, 100001)]
         await pilot.press("escape")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         stored = app.query_one(ToolBlock)
         assert stored is not block and stored.expanded  # the result stays expanded
         assert shown(stored).splitlines()[-1] == "Command aborted"
@@ -177,7 +156,7 @@ async def test_an_edit_shows_a_numbered_diff_not_json(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"edit", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = app.query_one(ToolBlock)
         body = block.query_one(".tool-body").visual
         assert str(body).splitlines() == [
@@ -206,7 +185,7 @@ async def test_a_failed_edit_shows_the_intended_change_without_numbers(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"edit", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = app.query_one(ToolBlock)
         assert block.has_class("-error")
         assert shown(block, ".tool-body").splitlines() == ["- missing", "+ found"]
@@ -285,7 +264,7 @@ async def test_a_write_shows_the_first_lines_and_a_line_count(
     app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"write", "enter")
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         block = app.query_one(ToolBlock)
         assert shown(block, ".tool-args") == "30 lines, 231 B"
         body = shown(block, ".tool-body").splitlines()
@@ -313,7 +292,7 @@ async def test_ctrl_o_expands_and_collapses_every_tool_block(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
         await wait_for(pilot, lambda: len(app.query(ToolBlock)) >= 2)
-        await settle(pilot, app)
+        await run_finished(pilot, app)
         blocks = list(app.query(ToolBlock))
         long_ones = [b for b in blocks if b.collapsible]
         assert len(blocks) == 3 and len(long_ones) == 2

@@ -4,7 +4,6 @@ labels and copying."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 import types
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import ScriptedLLMServer, slow, text
-from support.screens import screen_up
+from support.screens import SIZE, screen_up, wait_for
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
@@ -31,8 +30,6 @@ from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.prompt import PromptEditor
 from pitui.ui.widgets.session_tree import SessionTree
-
-SIZE = (120, 36)
 
 # pi-v3-branches.jsonl (default filter), top to bottom; the leaf is a2d5fcdf.
 SYSTEM = "3a8d066a"
@@ -72,16 +69,6 @@ DEFAULT_ORDER = [
     OK_EAGER,
     DATA_MODEL,
 ]
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``check()`` holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
 
 
 async def open_tree(pilot: Pilot[Any]) -> SessionTree:
@@ -157,6 +144,53 @@ async def test_ctrl_t_opens_the_tree_with_pi_rows(app_factory: Callable[..., Pit
         assert rows[16] == "  └─ assistant: Before designing, what does the data model look like?"
         status = app.screen.query_one("#tree-status").render()
         assert str(status) == "(11/17)"
+
+
+async def test_the_status_line_follows_the_cursor_in_the_same_frame(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """The ``(i/N)`` line is updated while the key is handled, before the frame that paints
+    the moved cursor (it used to wait for a bubbling message and show a frame later)."""
+    from pitui.ui.screens.tree_browser import TreeStatus
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        status = app.screen.query_one(TreeStatus)
+        assert status.text == "(11/17)"
+        tree.action_cursor_down()  # no await: no message has been handled yet
+        assert status.text == "(12/17)"
+        tree.action_cursor_up()
+        tree.action_cursor_up()
+        assert status.text == "(10/17)"
+        await pilot.press("slash", "t", "i", "e")
+        await settle(pilot, tree)
+        assert status.text == "(1/3) /tie▏"
+        tree.action_clear_search()
+        # the rows and the status back at once (the cursor stays on the entry it was on)
+        assert status.text == tree.status_text()
+        assert status.text.endswith("/17)")
+
+
+async def test_after_a_burst_of_keys_the_details_show_the_last_entry(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        await wait_for(pilot, lambda: details.entry_id == LEAF)
+        await pilot.press("home", *["down"] * 6)  # faster than the details' debounce
+        assert tree.cursor_entry_id == EAGER
+        await wait_for(pilot, lambda: details.entry_id == EAGER)
+        await pilot.pause(details.debounce * 2)
+        assert details.entry_id == EAGER
+        meta = str(app.screen.query_one("#entry-meta").render())
+        assert f"id {EAGER}" in " ".join(meta.split())
+        body = str(app.screen.query_one("#entry-body").render())
+        assert "The widget builds all nodes eagerly." in body
 
 
 async def test_context_tab_can_be_the_initial_tab(app_factory: Callable[..., PituiApp]) -> None:
@@ -910,6 +944,72 @@ def deep_session(path: Any, forks: int, chain: int) -> SessionStore:
     return store
 
 
+async def test_painted_rows_follow_labels_cursor_and_leaf(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Rows are kept once painted; whatever a row shows changing paints it anew."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+
+        def drawn(entry_id: str) -> str:
+            line = tree.line_of(entry_id)
+            assert line is not None
+            strip = tree.render_line(line - tree.scroll_offset.y)
+            return "".join(segment.text for segment in strip).rstrip()
+
+        before = drawn(GO)
+        assert before == drawn(GO) and "tagx" not in before
+        app.store.append_label(GO, "tagx")
+        await pilot.pause()
+        assert "tagx" in drawn(GO)
+        assert drawn(LEAF).startswith("›") and "← leaf" in drawn(LEAF)
+        await pilot.press("up")
+        assert not drawn(LEAF).startswith("›") and drawn(TIE2).startswith("›")
+        app.store.branch(TIE1)  # the leaf moves: the marker and the path marks follow
+        await pilot.pause()
+        assert "← leaf" not in drawn(LEAF) and drawn(TIE1).endswith("← leaf")
+        assert "• " not in drawn(LEAF)
+
+
+async def test_clearing_a_long_search_restores_the_scroll_range(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Rows come and go without a relayout while the scrollbar stays (the row count is only
+    the scroll range): the range, the scrollbar and scrolling follow the rows shown."""
+    app = app_factory(model=None)
+    deep = deep_session(app.store.path, forks=80, chain=2)  # 320 rows, ".1" in 80 of them
+    app.store = deep
+    app.bridge.attach(deep, None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        total = tree.row_count
+        assert total == 320 and tree.show_vertical_scrollbar
+        await pilot.press("home")
+        await pilot.press("slash", "full_stop", "1")
+        await settle(pilot, tree)
+        found = tree.row_count
+        assert tree.size.height < found < total
+        assert tree.show_vertical_scrollbar
+        assert tree.virtual_size.height == found
+        assert tree.vertical_scrollbar.window_virtual_size == found
+        assert tree.max_scroll_y == found - tree.size.height
+        tree.action_clear_search()  # what Esc does; checked before the next frame
+        assert tree.row_count == total and not tree.search_query
+        assert tree.virtual_size.height == total
+        assert tree.vertical_scrollbar.window_virtual_size == total
+        assert tree.max_scroll_y == total - tree.size.height
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        assert tree.cursor_line == total - 1
+        assert tree.scroll_offset.y == total - tree.size.height  # the last row at the bottom
+        bottom = tree.render_line(tree.size.height - 1)
+        drawn = "".join(segment.text for segment in bottom).rstrip()
+        assert drawn == tree.row_text(total - 1).rstrip()
+        assert drawn.endswith("assistant: side 0")
+
+
 async def test_deep_trees_render_and_navigate(app_factory: Callable[..., PituiApp]) -> None:
     app = app_factory(model=None)
     deep = deep_session(app.store.path, forks=1200, chain=2)
@@ -970,6 +1070,8 @@ async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., Pi
         first = footer.query("FooterKey").first()
         assert "esc" in str(first.render()) and "Close" in str(first.render())
         assert first.region.right <= 80  # on screen
+        keys = list(footer.query("FooterKey"))
+        closed = footer_text(app)
         await pilot.press("slash", "t")
         await settle(pilot, tree)
         await pilot.pause()
@@ -977,6 +1079,9 @@ async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., Pi
         await pilot.press("escape")
         await pilot.pause()
         assert "Close" in str(footer.query("FooterKey").first().render())
+        assert footer_text(app) == closed
+        # Only the keys' texts changed: the same widgets show them (no rebuild).
+        assert list(footer.query("FooterKey")) == keys
         await pilot.press("escape")
         await wait_for(pilot, lambda: screen_up(app, MainScreen))
 

@@ -4,11 +4,10 @@ pane's debounce waited for before the screenshot."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from support.screens import screen_up
+from support.screens import SIZE, screen_up, wait_for
 from textual.pilot import Pilot
 
 from pitui.ui.app import PituiApp
@@ -18,16 +17,6 @@ from pitui.ui.widgets.inspectors import DetailsPane
 from pitui.ui.widgets.session_tree import SessionTree
 
 SnapCompare = Callable[..., bool]
-SIZE = (120, 36)
-
-
-async def wait_for(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
 
 
 def open_tree(

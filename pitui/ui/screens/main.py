@@ -77,16 +77,17 @@ class MainScreen(UsesApp, Screen[None]):
             # The provider layer takes seconds to import: do it off the event loop, after the
             # first frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
-        self.call_after_refresh(self._warm_up_markdown)
+        self.call_after_refresh(self._warm_up)
 
     def _show_new_below(self, shown: bool) -> None:
         self.query_one(NewBelowMarker).set_class(shown, "-shown")
 
-    def _warm_up_markdown(self) -> None:
-        from pitui.ui.markdown_lines import warm_up
+    def _warm_up(self) -> None:
+        from pitui.ui.after_first_frame import warm_up
 
-        # In a thread, after the first frame: the first reply shows without that wait.
-        threading.Thread(target=warm_up, name="pitui-markdown-warm-up", daemon=True).start()
+        # In a thread, after the first frame: the first reply (and the first summary) shows
+        # without waiting for what it imports and builds on first use.
+        threading.Thread(target=warm_up, name="pitui-warm-up", daemon=True).start()
 
     def _preload_provider(self) -> None:
         from pitui.llm.lazy import preload

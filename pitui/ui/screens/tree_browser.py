@@ -185,6 +185,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         # The tree builds itself when it mounts and then posts Highlighted and Changed, which
         # fill the details pane and the status line (nested children may mount after this).
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
+        # The status line follows the tree at once (in the frame that paints the cursor row).
+        self.watch(self.session_tree, "revision", self._update_status, init=False)
 
     def _app_style_state(self) -> tuple[object, ...]:
         """What the app's styles depend on besides each widget's own classes (Textual restyles

@@ -10,16 +10,19 @@ screen are painted. Selecting text with the mouse and copying it works on the li
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
-from textual.geometry import Size
+from rich.style import Style
+from textual.geometry import Region, Size
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
 from pitui.ui.markdown_lines import MarkdownRenderer, MarkdownStyle, block_starts
+from pitui.ui.widgets.kept_lines import KeptLines
 
 _renderers: dict[MarkdownStyle, MarkdownRenderer] = {}
 _styles: dict[str, MarkdownStyle] = {}  # by theme name
@@ -32,7 +35,7 @@ def _renderer(style: MarkdownStyle) -> MarkdownRenderer:
     return renderer
 
 
-class MarkdownView(Widget):
+class MarkdownView(KeptLines, Widget):
     """A Markdown text, rendered block by block; :meth:`append` re-renders the last block."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -50,7 +53,11 @@ class MarkdownView(Widget):
         self._done: list[Strip] = []
         self._done_end = 0
         self._open: list[Strip] = []  # the last block's lines (rendered again on append)
+        self.open_cost = 0.0  # seconds the last block took to render (at the last append)
         self._texts: list[str] | None = None  # plain text of every line (for selections)
+        # The widget's style, looked up once per paint: Textual computes it by walking the
+        # ancestors on every call, which cost more than the rest of a line's paint.
+        self._line_style: Style | None = None
 
     @property
     def source(self) -> str:
@@ -68,12 +75,11 @@ class MarkdownView(Widget):
         if self._width < 0:
             self.refresh(layout=True)
             return
-        before = self.line_count
+        before, first = self.line_count, len(self._done)
         self._render_lines(self._width)
-        if self.line_count != before:
-            self.refresh(layout=True)
-        else:
-            self.refresh()
+        # Lines above the old last block are unchanged: only the rest is painted again.
+        changed = Region(0, first, max(self._width, 1), max(before, self.line_count) - first)
+        self.refresh(changed, layout=self.line_count != before)
 
     def update(self, markdown: str) -> None:
         """Show another text (everything is rendered again)."""
@@ -115,7 +121,9 @@ class MarkdownView(Widget):
             tail = tail[starts[complete] :]
         self._open = []
         if tail.strip():
+            start = time.perf_counter()
             self._add(self._open, renderer.render(tail, width), after=self._done)
+            self.open_cost = time.perf_counter() - start
         self._texts = None
 
     @staticmethod
@@ -131,21 +139,29 @@ class MarkdownView(Widget):
             self._render_lines(width)
         return self.line_count
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._line_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_style = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if width != self._width:
             self._render_lines(width)
+        style = self._line_style if self._line_style is not None else self.rich_style
         done = len(self._done)
         if y < done:
             strip = self._done[y]
         elif y - done < len(self._open):
             strip = self._open[y - done]
         else:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, style)
         selection = self.text_selection
         if selection is not None:
             strip = self._select(strip, y, selection)
-        return strip.apply_style(self.rich_style).apply_offsets(0, y)
+        return strip.apply_style(style).apply_offsets(0, y)
 
     def _select(self, strip: Strip, y: int, selection: Selection) -> Strip:
         span = selection.get_span(y)

@@ -30,6 +30,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
@@ -68,6 +69,8 @@ SYNC_BUILD_BYTES = 24 << 20
 
 TEXT_CACHE = 4096
 """One-line texts kept (the rows on screen and those near them)."""
+STRIP_CACHE = 512
+"""Painted rows kept (a few screens' worth)."""
 
 SCAN_ROWS = 2000
 """A search over more rows than this first scans the session file in large blocks."""
@@ -171,6 +174,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         Binding("ctrl+l", "toggle_filter('labeled-only')", "Labeled only", show=False),
         Binding("ctrl+a", "toggle_filter('all')", "All entries", show=False),
     ]
+
+    revision: reactive[int] = reactive(0, repaint=False, init=False)
+    """Bumped with every ``Changed`` message. A watcher (``watch(tree, "revision", ...)``) runs
+    at once, before the next frame: what it shows (the status line) paints with the rows of the
+    same key, not a frame later as a handler of the bubbling message would."""
 
     class Highlighted(Message):
         """The cursor moved onto ``entry_id``."""
@@ -279,6 +287,12 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._styles: RowStyles | None = None
         self._mark: tuple[Segment, int, str] | None = None
+        self._paint: tuple[int, int] | None = None
+        """(width, top line) during a paint of the lines."""
+        self._strips: OrderedDict[tuple[Any, ...], Strip] = OrderedDict()
+        """Painted rows by everything they show (the rows a cleared search brings back, the
+        row the cursor left): repainting one is a lookup."""
+        self._styles_key: tuple[Any, ...] = ()
         self._center_pending = True
         self._initial = True
         # Timing hooks (benchmarks and tests): perf_counter() stamps, set by the widget.
@@ -489,7 +503,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             if self._search_key is None:
                 self._set_progress(None)  # typed, not started yet
         if tokens == self._tokens and (not tokens or self._found_tokens == tokens):
-            self.post_message(self.Changed(self))
+            self._post_changed()
             return
         previous = self._found_tokens if self._found is not None else []
         self._tokens = tokens
@@ -504,13 +518,13 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
                 self._show(self._layout)
             return
         if self._layout is None:
-            self.post_message(self.Changed(self))
+            self._post_changed()
             return  # searched when the layout is ready
         base = self._layout
         if previous and self._found is not None and _narrows(tokens, previous):
             base = self._found
         self._start_search(base, tokens)
-        self.post_message(self.Changed(self))
+        self._post_changed()
 
     def move_to(self, entry_id: str) -> bool:
         """Put the cursor on ``entry_id`` (or its nearest shown ancestor); False if neither."""
@@ -861,7 +875,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def _set_progress(self, text: str | None) -> None:
         if text != self._progress:
             self._progress = text
-            self.post_message(self.Changed(self))
+            self._post_changed()
+
+    def _post_changed(self) -> None:
+        self.revision += 1
+        self.post_message(self.Changed(self))
 
     # ------------------------------------------------------------------ showing
 
@@ -877,7 +895,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     def _relayout(self) -> None:
         view = self.view
         count = view.line_count if view is not None else 0
-        self.virtual_size = Size(0, count)
+        self._set_line_count(count)
+        self._prune_strips()
         old = self._cursor
         previous = self._cursor_node
         initial = self._initial and view is not None and self._build_key is None
@@ -895,7 +914,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             # Nothing shown: the wanted entry is remembered for when rows come back.
             self._cursor = -1
             self.refresh()
-            self.post_message(self.Changed(self))
+            self._post_changed()
             return
         assert view is not None
         seg, k = view.at(target)
@@ -913,7 +932,40 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self.refresh()
         if new_node is not previous or old == -1 or initial:
             self.post_message(self.Highlighted(new_node.id, self))
-        self.post_message(self.Changed(self))
+        self._post_changed()
+
+    def _prune_strips(self) -> None:
+        """Forget painted rows of layouts no longer kept (an old search, a rebuilt tree)."""
+        layout, found = self._layout, self._found
+        stale = [key for key in self._strips if key[0] is not layout and key[0] is not found]
+        for key in stale:
+            del self._strips[key]
+
+    def _set_line_count(self, count: int) -> None:
+        """The scrollable height. Setting ``virtual_size`` re-lays out the whole screen (and so
+        repaints every widget on it), which is only needed when the scrollbar appears or goes:
+        otherwise only the scrollbar's thumb and this widget change (Esc on a search of a big
+        session repainted the details pane, its tabs and the footer with the rows)."""
+        size = Size(0, count)
+        if size == self.virtual_size:
+            return
+        height = self.container_size.height
+        shown = self.show_vertical_scrollbar
+        if (
+            not self.is_mounted
+            or height <= 0
+            or self.styles.overflow_y != "auto"
+            or (count > height) != shown
+        ):
+            self.virtual_size = size  # the scrollbar appears or goes: a layout is needed
+            return
+        self.set_reactive(SessionTree.virtual_size, size)
+        if shown:
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = count
+            bar.refresh()
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
+        self.refresh()
 
     def _visible_line(self, view: TreeLayout, node: Node) -> int | None:
         """Line of ``node`` or of its nearest shown ancestor; a fold shows its head."""
@@ -1039,19 +1091,26 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if self._center_pending and self.size.height > 0 and self._cursor >= 0:
             self._center_pending = False
             self._scroll_to_cursor(center=True, force=True)
-        self._styles = self._compute_styles()
+        self._styles = styles = self._compute_styles()
+        self._styles_key = tuple(vars(styles).values())
         view = self.view
         self._mark = self._leaf_mark(view) if view is not None else None
-        strips = super().render_lines(crop)
+        # The width and the top line, once per paint (``size`` looks the widget up in the
+        # screen's map: a noticeable part of each row's cost).
+        self._paint = (self.size.width, self.scroll_offset.y)
+        try:
+            strips = super().render_lines(crop)
+        finally:
+            self._paint = None
         if self.render_hook is not None:
             self.render_hook(time.perf_counter())
         return strips
 
     def render_line(self, y: int) -> Strip:
         styles = self._styles or self._compute_styles()
-        width = self.size.width
+        width, top = self._paint or (self.size.width, self.scroll_offset.y)
         view = self.view
-        line = self.scroll_offset.y + y
+        line = top + y
         count = view.line_count if view is not None else 0
         if not 0 <= line < count:
             if line == 0 and not count:
@@ -1068,8 +1127,33 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         seg, k = view.at(line)
         cursor = line == self._cursor
         content = self._content(view, seg, k, cursor, self._mark)
+        key = (
+            view,
+            view.version,
+            seg,
+            k,
+            seg.folded,
+            content.text,
+            content.label,
+            tuple(content.tokens),
+            cursor,
+            content.marker,
+            content.changed,
+            width,
+            self._hscroll,
+            self._styles_key if self._paint is not None else tuple(vars(styles).values()),
+        )
+        strips = self._strips
+        strip = strips.get(key)
+        if strip is not None:
+            strips.move_to_end(key)
+            return strip
         text = row_text(view, seg, k, content, styles, skip=self._hscroll)
-        return row_strip(text, content.marker, width, styles, cursor, self.app.console)
+        strip = row_strip(text, content.marker, width, styles, cursor, self.app.console)
+        strips[key] = strip
+        if len(strips) > STRIP_CACHE:
+            strips.popitem(last=False)
+        return strip
 
     def _refresh_line(self, line: int) -> None:
         top = self.scroll_offset.y
@@ -1096,7 +1180,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._refresh_line(line)
         if node is not old_node or old != line:
             self.post_message(self.Highlighted(node.id, self))
-            self.post_message(self.Changed(self))
+            self._post_changed()
 
     def _scroll_to_cursor(self, *, center: bool = False, force: bool = False) -> bool:
         """Scroll so the cursor row (and its text) shows; True when everything repaints.
@@ -1176,7 +1260,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._search_timer = self.set_timer(
             self.search_delay, self._search_typed, name="tree-search"
         )
-        self.post_message(self.Changed(self))
+        self._post_changed()
 
     def _search_typed(self) -> None:
         self._search_timer = None
@@ -1295,7 +1379,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._typing = False
             if self._search_timer is not None:
                 self._search_typed()  # what was typed is searched now
-            self.post_message(self.Changed(self))
+            self._post_changed()
             self.refresh_bindings()
             return
         entry_id = self.cursor_entry_id
@@ -1314,7 +1398,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
 
     def action_start_search(self) -> None:
         self._typing = True
-        self.post_message(self.Changed(self))
+        self._post_changed()
         self.refresh_bindings()
 
     def action_clear_search(self) -> None:
