@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 
 WINDOW = 0.016
-"""Seconds a trickling stream is held to let more events arrive: half a frame (~33 ms), so
-at 500 tokens/s litellm parses about 60 events a second instead of 500."""
+"""Seconds a trickling stream is held to let more events arrive: a third of the chat's frame
+(50 ms), so at 500 tokens/s litellm parses about 60 events a second instead of 500."""
 
 QUEUED = 1024
 """Network reads held for the reader at most (the pump waits beyond that)."""
