@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,11 @@ def test_a_tui_crash_exits_non_zero(
     monkeypatch.setattr(MainScreen, "compose", broken)
     monkeypatch.setattr(PituiApp, "run", lambda self: App.run(self, headless=True))
     monkeypatch.chdir(tmp_path)
-    args = argparse.Namespace(
+    assert run_tui(_tui_args(tmp_path)) != 0
+
+
+def _tui_args(tmp_path: Path) -> argparse.Namespace:
+    return argparse.Namespace(
         demo=False,
         resume=False,
         session=None,
@@ -173,4 +178,24 @@ def test_a_tui_crash_exits_non_zero(
         api_base=None,
         thinking=None,
     )
-    assert run_tui(args) != 0
+
+
+def test_the_tui_runs_with_a_short_thread_switch_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the TUI runs, a thread that computes (a search, the provider loop) hands the
+    interpreter back to the UI thread after 1 ms rather than Python's 5 ms; the process's
+    setting is put back when it ends."""
+    from pitui.cli.tui import SWITCH_INTERVAL, run_tui
+
+    seen: list[float] = []
+
+    def run(self: PituiApp) -> None:
+        seen.append(sys.getswitchinterval())
+
+    before = sys.getswitchinterval()
+    monkeypatch.setattr(PituiApp, "run", run)
+    monkeypatch.chdir(tmp_path)
+    run_tui(_tui_args(tmp_path))
+    assert seen == [SWITCH_INTERVAL] and before > SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
