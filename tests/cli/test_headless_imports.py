@@ -222,11 +222,11 @@ def run_tui_to_first_frame(session: Path, cwd: Path, after: tuple[str, ...]) -> 
         start_new_session=True,
     )
     os.close(slave)
-    before = b""
-    after_frame = b""
+    # One stream, split where the latest prompt first shows: split at a read's end instead, a
+    # log line cut in two by it would be in neither part.
+    output = b""
     try:
         deadline = time.monotonic() + 90
-        shown = False
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.2)
             if not ready:
@@ -234,25 +234,22 @@ def run_tui_to_first_frame(session: Path, cwd: Path, after: tuple[str, ...]) -> 
                     break
                 continue
             try:
-                chunk = os.read(master, 65536)
+                output += os.read(master, 65536)
             except OSError:  # the program ended (EIO)
                 break
-            if not shown:
-                before += chunk
-                if LATEST in _screen_text(before):
-                    shown = True
-            else:
-                after_frame += chunk
-                if set(after) <= logged_modules(_screen_text(after_frame)):
-                    break
+            text = _screen_text(output)
+            at = text.find(LATEST)
+            if at >= 0 and set(after) <= logged_modules(text[at:]):
+                break
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
         os.close(master)
-    log = _screen_text(before)
-    assert LATEST in log, f"the latest prompt never showed; the program printed: {log[-2000:]}"
-    return log, _screen_text(after_frame)
+    text = _screen_text(output)
+    at = text.find(LATEST)
+    assert at >= 0, f"the latest prompt never showed; the program printed: {text[-2000:]}"
+    return text[: at + len(LATEST)], text[at:]
 
 
 def test_the_tui_first_frame_imports_no_provider_layer_and_nothing_deferred(
