@@ -53,6 +53,7 @@ from tui_data import (  # noqa: E402
 from tui_server import (  # noqa: E402
     ScriptedModelServer,
     fixed,
+    httpx_stream_seconds,
     markdown_reply,
     raw_stream_seconds,
     tool_loop,
@@ -67,6 +68,17 @@ from tui_terminal import (  # noqa: E402
 )
 
 RESULTS_DIR = HERE / "results"
+BARE_MARK = "ZZBARE" + "TEXTUAL"
+BARE_TEXTUAL = """
+from textual.app import App
+from textual.widgets import Static
+class Bare(App):
+    def compose(self):
+        yield Static("ZZBARE" + "TEXTUAL")
+Bare().run()
+"""
+"""The floor of a first frame: a Textual app with one line (its text is not in the script, so
+the command line the terminal echoes cannot match it)."""
 GROUPS = ("calibrate", "first", "stream", "throughput", "session")
 ALL_SIZES = ("2k", "20k", "200k", "1m", "real")
 QUICK_SIZES = ("2k", "20k", "200k", "real")
@@ -451,6 +463,14 @@ class Bench:
                 f"({int(raws[0]['chunks'])} chunks)",
                 flush=True,
             )
+            floors = [httpx_stream_seconds(self.server, fixed(text)) for _ in range(3)]
+            self.results.add("httpx_stream", key, "httpx", floors)
+            floor = statistics.median(floors)
+            print(
+                f"  httpx alone {key}: {floor * 1e3:.1f} ms ({floor / raw:.1f}x raw; the HTTP "
+                "client litellm streams with, nothing parsed)",
+                flush=True,
+            )
             repeat = {name: True for name in self.agents}
             for run, agent in self.rounds(runs):
                 if not repeat[agent.name]:
@@ -517,6 +537,7 @@ class Bench:
     def group_session(self) -> None:
         sizes = self.args.sizes
         print(f"\n== session: first frame, tool rounds, tree ({', '.join(sizes)})", flush=True)
+        self.first_frame_floor(self.args.runs or (2 if self.args.quick else 5))
         for size in sizes:
             if size == "real":
                 source, marker = make_pi_session(), PI_REAL_MARKER
@@ -529,6 +550,31 @@ class Bench:
             )
             for run, agent in self.rounds(runs):
                 self.session_run(agent, size, source, marker, run)
+
+    def first_frame_floor(self, runs: int) -> None:
+        """What any Textual app pays before its first frame on this machine: the interpreter,
+        Textual's imports and one screen with one line (no session, no pitui), measured as the
+        sessions' first frames are (spawn -> text on screen)."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        for _ in range(runs):
+            at = time.monotonic()
+            self.term.unwatch_all()
+            self.term.run([sys.executable, "-c", BARE_TEXTUAL], env, cwd=str(HERE))
+            try:
+                seen = self.term.wait_text(BARE_MARK, timeout=60)
+            except TerminalError as exc:
+                self.results.error("first frame floor", "textual", exc)
+                return
+            finally:
+                self.term.stop_program()
+            self.results.add("first_frame_floor", "-", "textual", seen.at - at)
+        floor = median_of(self.results, "first_frame_floor", "-", "textual")
+        if floor:
+            print(
+                f"  bare Textual app: first frame {floor * 1e3:.1f} ms (median of {runs}; "
+                "the floor under any session size)",
+                flush=True,
+            )
 
     def session_runs(self, size: str) -> int:
         if self.args.quick:
@@ -1090,11 +1136,17 @@ def evaluate(results: Results) -> list[dict[str, Any]]:
                 verdict = "PASS" if ours < t.value else "FAIL"
             elif t.rule == "pi" and ours is not None and pi:
                 verdict = "PASS" if ours <= t.value * pi else "FAIL"
+                floor = median_of(results, "first_frame_floor", "-", "textual")
+                if t.measure == "first_frame" and floor:
+                    extra = f"a bare Textual app {floor * 1e3:.0f} ms ({floor / pi:.2f}x pi)"
             elif t.rule == "raw" and ours is not None:
                 raw = median_of(results, "raw_stream", t.key, "raw")
                 if raw:
                     verdict = "PASS" if ours <= t.value * raw else "FAIL"
                     extra = f"raw {raw * 1e3:.1f} ms; pitui/raw {ours / raw:.1f}x"
+                    floor = median_of(results, "httpx_stream", t.key, "httpx")
+                    if floor:
+                        extra += f"; httpx alone {floor / raw:.1f}x"
             elif t.rule == "raw" and extra:
                 verdict = "FAIL"
             elif t.rule == "size" and ours is not None:

@@ -489,3 +489,33 @@ def raw_stream_seconds(server: ScriptedModelServer, scenario: Scenario) -> dict[
         "received_s": arrival(events[-1]) - arrival(events[0]),
         "chunks": float(len(events)),
     }
+
+
+def httpx_stream_seconds(server: ScriptedModelServer, scenario: Scenario) -> float:
+    """The same reply read through httpx, the HTTP client litellm streams every provider's
+    reply with, and nothing else (no SSE parsing, no litellm, no agent): first -> last read
+    that brought content. The floor for any client on that stack: h11 parses the chunked body
+    in Python, one event per chunk."""
+    import asyncio
+
+    import httpx
+
+    body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "httpx"}]}
+    stamps: list[float] = []
+
+    async def read() -> None:
+        async with httpx.AsyncClient(timeout=120) as client:
+            url = f"{server.api_base}/chat/completions"
+            async with client.stream("POST", url, json=body) as response:
+                async for data in response.aiter_raw():
+                    if b'"delta": {"content": "' in data:
+                        stamps.append(time.monotonic())
+
+    server.reset(scenario)
+    try:
+        asyncio.run(read())
+    finally:
+        server.reset(None)
+    if not stamps:
+        raise RuntimeError("the httpx stream had no content")
+    return stamps[-1] - stamps[0]
