@@ -22,6 +22,7 @@ from pitui.session import SessionStore
 from pitui.session.flatten import layout_tree
 from pitui.session.tree_search import Matcher, matches_exactly
 from pitui.ui.app import PituiApp
+from pitui.ui.screens import main as main_screen
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryPrompt
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
@@ -114,10 +115,14 @@ async def choose(pilot: Pilot[Any], option_id: str) -> None:
 
 
 async def test_double_escape_on_an_empty_editor_opens_the_tree(
-    app_factory: Callable[..., PituiApp],
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Pilot waits for the screen between the two keys: on a loaded machine that took longer
+    # than a person's double press (0.5 s), which is not what this test is about.
+    monkeypatch.setattr(main_screen, "DOUBLE_ESCAPE", 30.0)
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause()
