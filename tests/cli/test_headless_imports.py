@@ -178,7 +178,10 @@ def _with_latest_prompt(session: Path) -> None:
             f.write(json.dumps(entry) + "\n")
 
 
-_LOGGED = re.compile(r"import time: +\d+ \| +\d+ \| *([\w.]+)")
+# The self time is negative when two threads import at once (the app imports its deferred
+# modules while the provider layer is imported in another thread): -X importtime keeps one
+# running total for the process.
+_LOGGED = re.compile(r"import time: +-?\d+ \| +-?\d+ \| *([\w.]+)")
 
 
 def _screen_text(raw: bytes) -> str:
