@@ -52,8 +52,8 @@ from tui_data import (  # noqa: E402
 )
 from tui_server import (  # noqa: E402
     ScriptedModelServer,
+    client_stream_seconds,
     fixed,
-    httpx_stream_seconds,
     markdown_reply,
     raw_stream_seconds,
     tool_loop,
@@ -463,12 +463,12 @@ class Bench:
                 f"({int(raws[0]['chunks'])} chunks)",
                 flush=True,
             )
-            floors = [httpx_stream_seconds(self.server, fixed(text)) for _ in range(3)]
-            self.results.add("httpx_stream", key, "httpx", floors)
+            floors = client_stream_seconds(self.server, fixed(text), 3)
+            self.results.add("client_stream", key, "http", floors)
             floor = statistics.median(floors)
             print(
-                f"  httpx alone {key}: {floor * 1e3:.1f} ms ({floor / raw:.1f}x raw; the HTTP "
-                "client litellm streams with, nothing parsed)",
+                f"  HTTP alone {key}: {floor * 1e3:.1f} ms ({floor / raw:.1f}x raw; litellm's "
+                "transport in its own process, nothing parsed)",
                 flush=True,
             )
             repeat = {name: True for name in self.agents}
@@ -1144,9 +1144,9 @@ def evaluate(results: Results) -> list[dict[str, Any]]:
                 if raw:
                     verdict = "PASS" if ours <= t.value * raw else "FAIL"
                     extra = f"raw {raw * 1e3:.1f} ms; pitui/raw {ours / raw:.1f}x"
-                    floor = median_of(results, "httpx_stream", t.key, "httpx")
+                    floor = median_of(results, "client_stream", t.key, "http")
                     if floor:
-                        extra += f"; httpx alone {floor / raw:.1f}x"
+                        extra += f"; HTTP alone {floor / raw:.1f}x"
             elif t.rule == "raw" and extra:
                 verdict = "FAIL"
             elif t.rule == "size" and ours is not None:

@@ -491,31 +491,63 @@ def raw_stream_seconds(server: ScriptedModelServer, scenario: Scenario) -> dict[
     }
 
 
-def httpx_stream_seconds(server: ScriptedModelServer, scenario: Scenario) -> float:
-    """The same reply read through httpx, the HTTP client litellm streams every provider's
-    reply with, and nothing else (no SSE parsing, no litellm, no agent): first -> last read
-    that brought content. The floor for any client on that stack: h11 parses the chunked body
-    in Python, one event per chunk."""
-    import asyncio
+CLIENT_READER = """
+import asyncio, os, sys, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import httpx
+from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+url = sys.argv[1] + "/chat/completions"
+body = {"model": sys.argv[2], "stream": True, "messages": [{"role": "user", "content": "x"}]}
+async def once():
+    stamps = []
+    transport = AsyncHTTPHandler.create_async_transport()
+    async with httpx.AsyncClient(timeout=120, transport=transport) as client:
+        async with client.stream("POST", url, json=body) as response:
+            async for data in response.aiter_raw():
+                if b'"delta": {"content": "' in data:
+                    stamps.append(time.monotonic())
+    return stamps[-1] - stamps[0] if stamps else -1.0
+print("ready", flush=True)
+for line in sys.stdin:
+    print(asyncio.run(once()), flush=True)
+"""
+"""Reads a reply as pitui's provider calls do, minus everything that parses it: litellm's own
+HTTP transport (aiohttp under httpx's API), in a process of its own."""
 
-    import httpx
 
-    body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "httpx"}]}
-    stamps: list[float] = []
+def client_stream_seconds(
+    server: ScriptedModelServer, scenario: Scenario, runs: int
+) -> list[float]:
+    """The reply read ``runs`` times through litellm's HTTP transport (what pitui streams every
+    OpenAI-compatible reply through) and nothing else: no SSE parsing, no litellm call, no
+    agent; first -> last read that brought content. In its own process, as pitui is: a reader
+    in this one would share the interpreter with the server's thread and slow both."""
+    import subprocess
+    import sys
 
-    async def read() -> None:
-        async with httpx.AsyncClient(timeout=120) as client:
-            url = f"{server.api_base}/chat/completions"
-            async with client.stream("POST", url, json=body) as response:
-                async for data in response.aiter_raw():
-                    if b'"delta": {"content": "' in data:
-                        stamps.append(time.monotonic())
-
-    server.reset(scenario)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", CLIENT_READER, server.api_base, MODEL],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    assert reader.stdin is not None and reader.stdout is not None
     try:
-        asyncio.run(read())
+        if reader.stdout.readline().strip() != "ready":
+            raise RuntimeError("the HTTP reader did not start")
+        took: list[float] = []
+        for _ in range(runs):
+            server.reset(scenario)
+            reader.stdin.write("go\n")
+            reader.stdin.flush()
+            seconds = float(reader.stdout.readline())
+            if seconds < 0:
+                raise RuntimeError("the HTTP reader saw no content")
+            took.append(seconds)
+        return took
     finally:
         server.reset(None)
-    if not stamps:
-        raise RuntimeError("the httpx stream had no content")
-    return stamps[-1] - stamps[0]
+        with contextlib.suppress(OSError):
+            reader.stdin.close()
+        reader.wait(timeout=30)

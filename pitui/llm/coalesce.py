@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import re
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -302,11 +303,19 @@ def anthropic_handler() -> Any:
 
 def coalescing_client() -> httpx.AsyncClient:
     """The HTTP client litellm's OpenAI-compatible calls use (``litellm.aclient_session``):
-    litellm's own SSL settings and environment proxies, event streams coalesced."""
+    litellm's own transport, SSL settings and environment proxies, as litellm builds its
+    default client; event streams coalesced."""
     from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, get_ssl_configuration
 
     ssl_config = get_ssl_configuration()
-    inner = httpx.AsyncHTTPTransport(verify=ssl_config)
+    # litellm's own transport (aiohttp, which parses HTTP in C; httpx's h11 when litellm is
+    # told not to use it): h11 reads a fast stream several times slower (benchmarks/README.md).
+    inner = AsyncHTTPHandler.create_async_transport(
+        ssl_context=ssl_config if isinstance(ssl_config, ssl.SSLContext) else None,
+        ssl_verify=ssl_config if isinstance(ssl_config, bool) else None,
+    )
+    if inner is None:
+        inner = httpx.AsyncHTTPTransport(verify=ssl_config)
     mounts = AsyncHTTPHandler.create_httpx_proxy_mounts(inner, verify=ssl_config, cert=None)
     return httpx.AsyncClient(
         verify=ssl_config,
