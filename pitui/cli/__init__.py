@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -132,6 +133,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         _FAST_EXIT.append(True)  # the TUI and print mode (see main)
     if args.command is None and args.print_prompt is None:
+        # No cyclic garbage collection until the TUI's first frame (pitui.cli.tui turns it
+        # back on): start-up creates hundreds of thousands of objects and little garbage, and
+        # the collector's passes over them cost the first frame ~70 ms at 20k entries.
+        gc.disable()
         from pitui.cli.tui import run_tui
 
         _FAST_EXIT.append(True)  # the app closes and flushes the session before it returns
@@ -140,6 +145,8 @@ def _main(argv: Sequence[str] | None) -> int:
         except UserError as exc:
             note(str(exc))
             return 2
+        finally:
+            gc.enable()  # also when the TUI ended before its first frame
     if getattr(args, "fast_exit", False):
         _FAST_EXIT.append(True)
     try:

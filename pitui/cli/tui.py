@@ -40,6 +40,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     cwd = run_cwd(args)
     settings = load_settings(cwd)
     if getattr(args, "demo", False):
+        gc.enable()  # off since start-up (pitui.cli)
         from pitui.ui.demo import run_demo
 
         return run_demo(settings)
@@ -70,6 +71,8 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         ask_missing_cwd=forced_work_dir is None,
     )
     app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
+    # The collector is off since start-up (pitui.cli): on again once the first frame is shown.
+    app.after_first_frame.append(gc.enable)
     # The session's nodes and the modules loaded so far live as long as the app: keep them out
     # of the cyclic collector's full passes, which otherwise walk every node of a big session
     # while the first frame is built (and at every later full collection). Unfrozen when the

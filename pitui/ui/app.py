@@ -102,6 +102,8 @@ class PituiApp(App[int]):
         self._signals: list[int] = []
         self._quitting = False
         self._watchdog: threading.Timer | None = None
+        self.after_first_frame: list[Callable[[], None]] = []
+        """Called once, on the event loop, when the main screen's first frame is shown."""
         self.exit_deadline: float | None = None
         """Set by ``pitui`` itself (never in tests): after a SIGTERM or SIGHUP, the process is
         ended this many seconds later whatever still runs."""

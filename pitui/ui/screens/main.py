@@ -83,6 +83,10 @@ class MainScreen(UsesApp, Screen[None]):
         self.query_one(NewBelowMarker).set_class(shown, "-shown")
 
     def _warm_up(self) -> None:
+        hooks = list(self.pitui.after_first_frame)
+        self.pitui.after_first_frame.clear()
+        for hook in hooks:
+            hook()
         from pitui.ui.after_first_frame import warm_up
 
         # In a thread, after the first frame: the first reply (and the first summary) shows
