@@ -213,7 +213,7 @@ def test_reading_the_body_again_goes_on_where_the_last_reader_stopped() -> None:
 
 def test_the_provider_client_reads_over_litellms_own_transport_and_coalesces() -> None:
     """``litellm.aclient_session`` (what every OpenAI-compatible call streams through) uses the
-    transport litellm itself would (aiohttp, HTTP parsed in C: two to three times faster than
+    transport litellm itself would (aiohttp, HTTP parsed in C: about five times faster than
     httpx's h11 on a fast stream), and a burst read over a real socket still arrives merged."""
     from litellm.llms.custom_httpx.aiohttp_transport import LiteLLMAiohttpTransport
 
