@@ -492,8 +492,7 @@ def raw_stream_seconds(server: ScriptedModelServer, scenario: Scenario) -> dict[
 
 
 CLIENT_READER = """
-import asyncio, os, sys, time
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import asyncio, sys, time
 import httpx
 from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 url = sys.argv[1] + "/chat/completions"
