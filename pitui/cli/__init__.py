@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from pitui import __version__
+from pitui import __version__, collector
 from pitui.cli.output import note
 from pitui.errors import UserError
 
@@ -136,7 +135,7 @@ def _main(argv: Sequence[str] | None) -> int:
         # No cyclic garbage collection until the TUI's first frame (pitui.cli.tui turns it
         # back on): start-up creates hundreds of thousands of objects and little garbage, and
         # the collector's passes over them cost the first frame ~70 ms at 20k entries.
-        gc.disable()
+        collector.pause(collector.STARTUP)
         from pitui.cli.tui import run_tui
 
         _FAST_EXIT.append(True)  # the app closes and flushes the session before it returns
@@ -146,7 +145,7 @@ def _main(argv: Sequence[str] | None) -> int:
             note(str(exc))
             return 2
         finally:
-            gc.enable()  # also when the TUI ended before its first frame
+            collector.resume(collector.STARTUP)  # also when it ended before its first frame
     if getattr(args, "fast_exit", False):
         _FAST_EXIT.append(True)
     try:

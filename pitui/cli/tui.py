@@ -9,11 +9,11 @@ marker, lock released) before the app returns; the process then leaves at once (
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from pathlib import Path
 
+from pitui import collector
 from pitui.agent.session import AgentSession
 from pitui.cli.agent_setup import build_agent
 from pitui.cli.session_args import open_session, run_cwd, session_folder
@@ -40,7 +40,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     cwd = run_cwd(args)
     settings = load_settings(cwd)
     if getattr(args, "demo", False):
-        gc.enable()  # off since start-up (pitui.cli)
+        collector.resume(collector.STARTUP)  # paused since start-up (pitui.cli)
         from pitui.ui.demo import run_demo
 
         return run_demo(settings)
@@ -72,12 +72,12 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     )
     app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
     # The collector is off since start-up (pitui.cli): on again once the first frame is shown.
-    app.after_first_frame.append(gc.enable)
+    app.after_first_frame.append(collector.resumer(collector.STARTUP))
     # The session's nodes and the modules loaded so far live as long as the app: keep them out
     # of the cyclic collector's full passes, which otherwise walk every node of a big session
     # while the first frame is built (and at every later full collection). Unfrozen when the
     # app switches sessions, so the old one's nodes can be collected.
-    gc.freeze()
+    collector.freeze()
     # The UI thread shares the interpreter with threads that compute (the provider loop, a
     # tree search, litellm's import): each time it wakes (a key, a frame to write) it waits out
     # the running thread's switch interval, 5 ms by default, several times per key. At 1 ms the

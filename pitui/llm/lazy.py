@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from pitui import collector
+
 _lock = threading.Lock()
 _module: Any = None
 _preload: threading.Thread | None = None
@@ -82,11 +84,19 @@ def preload() -> None:
 def _run_preload() -> None:
     finder = _MakeWay(threading.get_ident())
     sys.meta_path.insert(0, finder)
+    # litellm's import and first call leave ~500k objects that live as long as the process,
+    # and almost no garbage: no collections meanwhile (each full pass held the interpreter,
+    # and so the UI, 40-210 ms, seven times), and none over them afterwards (250-340 ms each,
+    # several times per streamed reply). See pitui.collector.
+    key = object()
+    collector.pause(key)
     try:
         _prepare()
     finally:
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(finder)
+        collector.freeze()
+        collector.resume(key)
         _ready.set()
         _wake_waiters()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gc
 import os
 from collections import deque
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from pitui import collector
 from pitui.files import NotRegularFileError, open_regular
 from pitui.session import codec
 from pitui.session.errors import SessionFileError
@@ -130,23 +130,18 @@ def load_session_file(path: Path, *, keep_open: bool = False) -> LoadResult:
     With ``keep_open`` the descriptor it read stays open in ``LoadResult.fd``.
     """
     fd, info = open_session_fd(path)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
     try:
-        try:
+        with collector.paused():
             result = _read(fd, path, info)
-        except OSError as exc:
-            if exc.errno == errno.EISDIR:
-                raise _refuse(
-                    path, f"{path} is a directory, not a session file.", "unreadable"
-                ) from None
-            raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno == errno.EISDIR:
+            message = f"{path} is a directory, not a session file."
+            raise _refuse(path, message, "unreadable") from None
+        raise _refuse(path, f"Cannot read {path}: {exc.strerror}.", "unreadable") from None
     except BaseException:
         os.close(fd)
         raise
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     if keep_open:
         result.fd = fd
     else:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import gc
 import logging
 import os
 import signal
@@ -30,6 +29,7 @@ from textual.driver import Driver
 from textual.screen import Screen
 from textual.worker import WorkerFailed
 
+from pitui import collector
 from pitui.config.paths import log_file
 from pitui.config.settings import Settings
 from pitui.errors import UserError
@@ -37,6 +37,7 @@ from pitui.session import SessionStore
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
+from pitui.ui.compositor import paint_only_what_changed
 from pitui.ui.keys import answer_lone_escape, teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
@@ -76,6 +77,7 @@ class PituiApp(App[int]):
     ) -> None:
         super().__init__()
         teach_textual_enter_keys()  # Alt+Enter (ESC CR) is a newline, not Enter
+        paint_only_what_changed()  # a frame paints only the widgets under what changed
         answer_lone_escape()  # Esc without Textual's 100 ms wait for a sequence
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".")
@@ -118,7 +120,7 @@ class PituiApp(App[int]):
         self.bridge.detach()
         self._detach_workspace()  # checkpoints wiring (issue 13)
         old.close()
-        gc.unfreeze()  # frozen at start-up (pitui.cli.tui): the old session can be collected
+        collector.thaw()  # frozen at start-up (pitui.cli.tui): the old session can be collected
         self.store = store
         self._offered_take_over = False
         self.agent = self._new_agent(store)

@@ -629,11 +629,11 @@ async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
 ) -> None:
     """A long reply streamed in small chunks (its last block rendered again at each frame)
     ends up with exactly the lines, styles and height of the same text rendered at once."""
-    from pitui.agent.events import MessageDelta, MessageStart
+    from pitui.agent.events import MessageDelta, MessageStart, RunEnded
     from pitui.ui.widgets.markdown_view import MarkdownView
 
     app = app_factory(model=None)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with app.run_test(size=(100, 41)) as pilot:
         view = chat(app)
         publish = app.bridge.on_agent_event
         publish(MessageStart("assistant"))
@@ -644,6 +644,14 @@ async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
         await view.wait_idle()
         await pilot.pause()
         streamed = view.query_one(AssistantBlock)
+        step = streamed.view.height_step
+        assert step == view.size.height // 4 > 1
+        assert streamed.view.region.height % step == 0  # it grew in steps
+        assert streamed.view.line_count % step  # (so the height is not the line count)
+        assert 0 <= streamed.view.region.height - streamed.view.line_count < step
+        publish(RunEnded("done"))  # no stored message (an error): its own height again
+        await view.wait_idle()
+        await pilot.pause()
         assert streamed.source == LONG_REPLY
         reference = MarkdownView(LONG_REPLY, classes="reference")
         reference.styles.padding = (0, 1)

@@ -36,6 +36,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static
 
+from pitui import collector
 from pitui.agent.events import (
     MessageDelta,
     MessageStart,
@@ -78,6 +79,7 @@ SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in 
 # so Textual composes every row of it again: at 20 a second rather than 30, a streaming reply
 # took ~15% less CPU in the benchmark and keys echoed as fast.
 FRAME = 1 / 20
+STREAM_STEPS = 4  # a streamed reply grows by this fraction of the chat's height at a time
 _FLUSH = object()  # queue marker: show the pending streamed text
 _FILL = object()  # queue marker: mount the rest of a fresh window
 LOAD_DELAY = 0.2  # seconds after the first frame before big entries are parsed
@@ -930,11 +932,20 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         """Re-render the active branch (the newest window of entries)."""
         widgets = self._build()
         with self.app.batch_update():
-            await self.remove_children()
+            await self._discard(None)
             if widgets:
                 await self.mount_all(widgets)
         self.scroll_end(animate=False)
         self.call_after_refresh(self._events.put_nowait, _FILL)
+
+    async def _discard(self, widgets: list[Widget] | None) -> None:
+        """Unmount ``widgets`` (None: every child) for good. Those built before the collector
+        last froze the heap (pitui.collector) would never be freed: thawed first."""
+        collector.thaw()
+        if widgets is None:
+            await self.remove_children()
+        else:
+            await self.remove_children(widgets)
 
     def _earlier_button(self) -> Button:
         return ChatButton(self._earlier_label(), id="load-earlier", compact=True)
@@ -987,7 +998,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             # The newest go first: at most MAX_MOUNTED entries are ever mounted at once.
             gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
             if gone:
-                await self.remove_children(gone)
+                await self._discard(gone)
             if widgets:
                 if self._load_earlier is not None and self._load_earlier.parent is self:
                     await self.mount_all(widgets, after=self._load_earlier)
@@ -1034,6 +1045,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
                     blocks[i] = kept = preview
                     # No style depends on it: no restyle of every block of a long reply.
                     preview.remove_class("-streaming", update=False)
+                    preview.view.grow_in_steps(1)
                     break
             replaced = [w for w in (self._thinking, self._reply) if w is not None and w is not kept]
             self._reply = self._thinking = None
@@ -1079,7 +1091,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         widgets = [w for _, blocks in dropped for w in blocks if w.parent is self]
         with self.app.batch_update():
             if widgets:
-                await self.remove_children(widgets)
+                await self._discard(widgets)
             if self._load_earlier is None:
                 self._load_earlier = self._earlier_button()
                 await self.mount(self._load_earlier, before=0)
@@ -1154,7 +1166,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
                 with self.app.batch_update():
                     if blocks:
                         await self.mount_all(blocks, before=placed[0])
-                    await self.remove_children(placed)
+                    await self._discard(placed)
         finally:
             self._start_loads()
 
@@ -1341,6 +1353,8 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             if running is not None:
                 running.append_output(event.text, event.omitted_lines, event.cut)
         elif isinstance(event, RunEnded):
+            if self._reply is not None:  # no stored message came (an error): its own height
+                self._reply.view.grow_in_steps(1)
             leftovers = list(self._running_tools.values())
             self._running_tools.clear()
             for running in leftovers:
@@ -1378,6 +1392,8 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         self._last_flush = time.monotonic()
         if self._reply is None:
             self._reply = AssistantBlock("", classes="-streaming")
+            # It grows a quarter of the chat's height at a time (see MarkdownView).
+            self._reply.view.grow_in_steps(self.size.height // STREAM_STEPS)
             await self.mount(self._reply)
         await self._reply.append(text)
 

@@ -58,6 +58,7 @@ class MarkdownView(KeptLines, Widget):
         # The widget's style, looked up once per paint: Textual computes it by walking the
         # ancestors on every call, which cost more than the rest of a line's paint.
         self._line_style: Style | None = None
+        self._step = 1  # the height is the line count rounded up to a multiple of this
 
     @property
     def source(self) -> str:
@@ -66,6 +67,27 @@ class MarkdownView(KeptLines, Widget):
     @property
     def line_count(self) -> int:
         return len(self._done) + len(self._open)
+
+    @property
+    def height_step(self) -> int:
+        return self._step
+
+    def grow_in_steps(self, lines: int) -> None:
+        """Make the widget's height the line count rounded up to a multiple of ``lines`` (1:
+        exactly the line count), the lines below the text blank.
+
+        For a streamed reply: a change of height makes Textual lay out the whole screen and
+        paint every line of the chat again (the chat follows the end, so everything moves up a
+        line), which at ~20 updates a second was most of what streaming cost. Growing a few
+        lines at a time, the text fills the blank lines below it in between, and only those
+        lines are painted."""
+        lines = max(1, lines)
+        if lines != self._step:
+            self._step = lines
+            self.refresh(layout=True)
+
+    def _height(self, lines: int) -> int:
+        return -(-lines // self._step) * self._step
 
     def append(self, text: str) -> None:
         """Add streamed text; only the lines of the last block(s) are rendered again."""
@@ -79,7 +101,7 @@ class MarkdownView(KeptLines, Widget):
         self._render_lines(self._width)
         # Lines above the old last block are unchanged: only the rest is painted again.
         changed = Region(0, first, max(self._width, 1), max(before, self.line_count) - first)
-        self.refresh(changed, layout=self.line_count != before)
+        self.refresh(changed, layout=self._height(self.line_count) != self._height(before))
 
     def update(self, markdown: str) -> None:
         """Show another text (everything is rendered again)."""
@@ -137,7 +159,7 @@ class MarkdownView(KeptLines, Widget):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width != self._width or self._style != self._markdown_style():
             self._render_lines(width)
-        return self.line_count
+        return self._height(self.line_count)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._line_style = self.rich_style

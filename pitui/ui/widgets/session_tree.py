@@ -18,7 +18,6 @@ The widget only reads the store; its owner tells it about changes (:meth:`entry_
 from __future__ import annotations
 
 import contextlib
-import gc
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +35,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
+from pitui import collector
 from pitui.checkpoint.record import CheckpointIndex
 from pitui.errors import UserError
 from pitui.session.errors import EntryNotFoundError
@@ -656,13 +656,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
     ) -> TreeLayout:
         # No garbage collection while segments are made: none of it is cyclic garbage, and
         # collections would scan the new objects repeatedly (as SessionStore.open does).
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector.paused():
             return layout_tree(store, mode, tick=tick)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     def _ticker(self, key: tuple[Any, ...], what: str) -> Callable[[int, int], None]:
         worker = get_current_worker()

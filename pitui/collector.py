@@ -1,0 +1,100 @@
+"""When Python's cyclic garbage collector runs, and over what.
+
+pitui's long-lived heap is large and makes little cyclic garbage: litellm's import leaves about
+half a million objects (it turned up 1,472 pieces of garbage among them), a big session's nodes
+and Textual's modules live as long as the process. A full collection walks every tracked
+object while it holds the interpreter: with litellm loaded, 250-340 ms, several times while a
+reply streamed (the keys typed meanwhile echoed that much later), and seven times while litellm
+imported after the first frame. So:
+
+- :func:`pause` / :func:`paused`: no collections while start-up, a session load or a tree
+  layout creates many objects and no garbage. Pauses are counted and any thread may hold one:
+  collection is back on when the last ends (as it was before the first began).
+- :func:`freeze`: what is alive now lives as long as the process (the start-up heap, litellm
+  once imported): later collections skip it (``gc.freeze``).
+- :func:`thaw`: frozen objects may have become garbage (a session closed, chat entries
+  unmounted): unfreeze them; the next full collection frees what is garbage, and what
+  survives it is frozen again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+STARTUP = "start-up"
+"""The pause from the TUI's start to its first frame (``pitui.cli`` and ``pitui.cli.tui``)."""
+
+_lock = threading.Lock()
+_holds: set[object] = set()
+_was_enabled = True  # the collector's state when the first pause began
+_refreeze = False  # freeze again after the next full collection (see thaw)
+_watching = False  # _after_collection is among gc.callbacks
+
+
+def pause(key: object) -> None:
+    """No collections until :func:`resume` with the same ``key`` (pausing twice with one key
+    counts once)."""
+    global _was_enabled
+    with _lock:
+        if not _holds:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _holds.add(key)
+
+
+def resume(key: object) -> None:
+    """End the pause ``key`` (nothing if it has ended already); collection is back on when no
+    pause is left, unless it was off before the first began."""
+    with _lock:
+        if key not in _holds:
+            return
+        _holds.discard(key)
+        if not _holds and _was_enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """No collections inside the block (unless another pause outlives it)."""
+    key = object()
+    pause(key)
+    try:
+        yield
+    finally:
+        resume(key)
+
+
+def resumer(key: object) -> Callable[[], None]:
+    """A function that ends the pause ``key`` (for hooks that take no arguments)."""
+    return lambda: resume(key)
+
+
+def freeze() -> None:
+    """Keep every object alive now out of later collections."""
+    gc.freeze()
+
+
+def thaw() -> None:
+    """Unfreeze what :func:`freeze` kept out; frozen again after the next full collection."""
+    global _refreeze, _watching
+    with _lock:
+        if not gc.get_freeze_count():
+            return  # nothing frozen (the tests, or thawed already and not frozen since)
+        gc.unfreeze()
+        _refreeze = True
+        if not _watching:  # installed once: the collector calls its callbacks by index, so
+            _watching = True  # one that removed itself would make it skip the next one
+            gc.callbacks.append(_after_collection)
+
+
+def _after_collection(phase: str, info: dict[str, Any]) -> None:
+    global _refreeze
+    if not _refreeze or phase != "stop" or info.get("generation") != 2:
+        return
+    # Called by the collector once its pass is complete: its lists are consistent.
+    _refreeze = False
+    gc.freeze()
