@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import msgspec
 
 WINDOW = 0.016
 """Seconds a trickling stream is held to let more events arrive: a third of the chat's frame
@@ -34,10 +35,12 @@ WINDOW = 0.016
 
 QUEUED = 1024
 """Network reads held for the reader at most (the pump waits beyond that)."""
+_decode = msgspec.json.Decoder().decode
 _EVENT_END = re.compile(rb"\r?\n\r?\n")  # the blank line that ends an event
 _OPENAI_KEYS = frozenset(
     {"id", "object", "created", "model", "system_fingerprint", "service_tier", "obfuscation"}
 )
+_OPENAI_CHUNK_KEYS = _OPENAI_KEYS | {"choices", "usage"}
 _OPENAI_CHOICE_KEYS = frozenset({"index", "delta", "logprobs", "finish_reason"})
 _OPENAI_TEXT = ("content", "reasoning_content", "reasoning")
 _ANTHROPIC_TEXT = {
@@ -63,6 +66,8 @@ class Event:
 
     @classmethod
     def parse(cls, raw: bytes) -> Event:
+        if raw.startswith(b"data: {") and raw.endswith(b"}\n\n") and raw.count(b"\n") == 2:
+            return cls(raw, None, _json(raw[6:-2]))  # the common case: one line of JSON
         name: str | None = None
         data: list[bytes] = []
         for line in raw.splitlines():
@@ -74,10 +79,7 @@ class Event:
                 return cls(raw)  # id:, retry: or anything unknown: kept as it is
         if len(data) != 1 or not data[0].startswith(b"{"):
             return cls(raw)
-        try:
-            return cls(raw, name, json.loads(data[0]))
-        except ValueError:
-            return cls(raw)
+        return cls(raw, name, _json(data[0]))
 
     def encode(self) -> bytes:
         text = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"))
@@ -85,94 +87,149 @@ class Event:
         return f"{head}data: {text}\n\n".encode()
 
 
+def _json(data: bytes) -> Any:
+    """The JSON value of ``data`` (None when it is not JSON). msgspec decodes an event in a
+    fraction of what json takes; json reads what msgspec refuses (NaN, huge numbers)."""
+    try:
+        return _decode(data)
+    except (msgspec.DecodeError, ValueError):
+        pass
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
 def _openai_text(data: Any) -> tuple[str, str] | None:
     """(field, text) of a plain OpenAI-style chat chunk holding only text, else None."""
-    if not isinstance(data, dict) or not data.keys() <= _OPENAI_KEYS | {"choices", "usage"}:
-        return None
-    if data.get("usage") is not None:
+    if not isinstance(data, dict) or not data.keys() <= _OPENAI_CHUNK_KEYS:
         return None
     choices = data.get("choices")
-    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+    if data.get("usage") is not None or not isinstance(choices, list) or len(choices) != 1:
         return None
     choice = choices[0]
-    if not choice.keys() <= _OPENAI_CHOICE_KEYS or choice.get("finish_reason") is not None:
+    if not isinstance(choice, dict) or not choice.keys() <= _OPENAI_CHOICE_KEYS:
         return None
-    if choice.get("logprobs") is not None:
+    if choice.get("finish_reason") is not None or choice.get("logprobs") is not None:
         return None
     delta = choice.get("delta")
     if not isinstance(delta, dict):
         return None
-    present = [key for key, value in delta.items() if value is not None]
-    texts = [key for key in present if key in _OPENAI_TEXT]
-    if len(texts) != 1 or not isinstance(delta[texts[0]], str):
+    found: tuple[str, str] | None = None
+    for key, value in delta.items():
+        if value is None:
+            continue
+        if key in _OPENAI_TEXT:  # exactly one text, a string
+            if found is not None or not isinstance(value, str):
+                return None
+            found = (key, value)
+        elif key != "role":
+            return None
+    return found
+
+
+def _mergeable(event: Event) -> tuple[tuple[Any, ...], str, str, str | None] | None:
+    """(what must be equal for events to merge, the text's field, the text, the role) of a
+    plain text delta, or None for any other event."""
+    data = event.data
+    if data is None:
         return None
-    if any(key not in (*texts, "role") for key in present):
-        return None
-    return texts[0], delta[texts[0]]
+    if event.name is None:
+        found = _openai_text(data)
+        if found is None:
+            return None
+        field, text = found
+        choice = data["choices"][0]
+        return (
+            (None, field, data.get("id"), choice.get("index")),
+            field,
+            text,
+            choice["delta"].get("role"),
+        )
+    if event.name == "content_block_delta":
+        if not isinstance(data, dict) or data.keys() != {"type", "index", "delta"}:
+            return None
+        delta = data["delta"]
+        if data["type"] != "content_block_delta" or not isinstance(delta, dict):
+            return None
+        name = _ANTHROPIC_TEXT.get(str(delta.get("type")))
+        if name is None or delta.keys() != {"type", name} or not isinstance(delta[name], str):
+            return None
+        return (event.name, data["index"], delta["type"]), name, delta[name], None
+    return None
+
+
+class _Run:
+    """Adjacent events that merge: the first (whose fields the merged event keeps) and the
+    texts of all, joined once at the end (a burst of thousands is one run)."""
+
+    __slots__ = ("field", "first", "key", "role", "texts")
+
+    def __init__(self, first: Event, parts: tuple[tuple[Any, ...], str, str, str | None]):
+        self.first = first
+        self.key, self.field, text, self.role = parts
+        self.texts = [text]
+
+    def take(self, parts: tuple[tuple[Any, ...], str, str, str | None] | None) -> bool:
+        if parts is None or parts[0] != self.key:
+            return False
+        role = parts[3]
+        if role is not None and role != self.role:
+            return False
+        self.texts.append(parts[2])
+        return True
+
+    def event(self) -> Event:
+        if len(self.texts) == 1:
+            return self.first
+        text = "".join(self.texts)
+        data, field = self.first.data, self.field
+        if self.first.name is None:
+            choice = dict(data["choices"][0])
+            choice["delta"] = {**choice["delta"], field: text}
+            return Event(b"", None, {**data, "choices": [choice]})
+        return Event(b"", self.first.name, {**data, "delta": {**data["delta"], field: text}})
+
+    def encode(self) -> bytes:
+        return self.first.raw if len(self.texts) == 1 else self.event().encode()
 
 
 def merge(first: Event, second: Event) -> Event | None:
     """One event for two adjacent ones, or None when both must stay as they are."""
-    a, b = first.data, second.data
-    if a is None or b is None or first.name != second.name:
+    parts = _mergeable(first)
+    if parts is None:
         return None
-    if first.name is None:
-        left, right = _openai_text(a), _openai_text(b)
-        if left is None or right is None or left[0] != right[0]:
-            return None
-        if a.get("id") != b.get("id") or a["choices"][0].get("index") != b["choices"][0].get(
-            "index"
-        ):
-            return None
-        role = b["choices"][0]["delta"].get("role")
-        if role is not None and role != a["choices"][0]["delta"].get("role"):
-            return None
-        merged = dict(a)
-        choice = dict(a["choices"][0])
-        choice["delta"] = {**choice["delta"], left[0]: left[1] + right[1]}
-        merged["choices"] = [choice]
-        return Event(b"", None, merged)
-    if first.name == "content_block_delta":
-        if not (isinstance(a, dict) and isinstance(b, dict)):
-            return None
-        if a.keys() != {"type", "index", "delta"} or b.keys() != {"type", "index", "delta"}:
-            return None
-        if a["index"] != b["index"] or a["type"] != "content_block_delta" or b["type"] != a["type"]:
-            return None
-        da, db = a["delta"], b["delta"]
-        if not (isinstance(da, dict) and isinstance(db, dict)) or da.get("type") != db.get("type"):
-            return None
-        field = _ANTHROPIC_TEXT.get(str(da.get("type")))
-        if field is None or da.keys() != {"type", field} or db.keys() != {"type", field}:
-            return None
-        if not (isinstance(da[field], str) and isinstance(db[field], str)):
-            return None
-        return Event(b"", first.name, {**a, "delta": {**da, field: da[field] + db[field]}})
-    return None
+    run = _Run(first, parts)
+    return run.event() if run.take(_mergeable(second)) else None
 
 
 def coalesce(raw_events: list[bytes]) -> bytes:
     """The bytes of ``raw_events`` (each one whole event with its blank line) with adjacent
     mergeable events merged."""
     out: list[bytes] = []
-    current: Event | None = None
-    merged = False
+    run: _Run | None = None
     for raw in raw_events:
         event = Event.parse(raw)
-        if current is not None:
-            joined = merge(current, event)
-            if joined is not None:
-                current, merged = joined, True
+        parts = _mergeable(event)
+        if run is not None:
+            if run.take(parts):
                 continue
-            out.append(current.encode() if merged else current.raw)
-        current, merged = event, False
-    if current is not None:
-        out.append(current.encode() if merged else current.raw)
+            out.append(run.encode())
+            run = None
+        if parts is None:
+            out.append(raw)
+        else:
+            run = _Run(event, parts)
+    if run is not None:
+        out.append(run.encode())
     return b"".join(out)
 
 
 def split_events(buffer: bytes) -> tuple[list[bytes], bytes]:
     """(whole events, the incomplete rest) of ``buffer`` (one pass over it)."""
+    if b"\r" not in buffer:  # the common case, split in C
+        *whole, rest = buffer.split(b"\n\n")
+        return [event + b"\n\n" for event in whole], rest
     events: list[bytes] = []
     start = 0
     for end in _EVENT_END.finditer(buffer):

@@ -116,6 +116,36 @@ def test_split_events_keeps_an_incomplete_event_for_later() -> None:
     assert merge(Event.parse(openai({"content": "a"})), Event.parse(b"data: [DONE]\n\n")) is None
 
 
+def test_a_long_burst_is_one_event_with_every_piece_in_order() -> None:
+    """Thousands of deltas (a reply read at once) join into one event, text intact, with
+    escapes and multi-byte characters; the events before and after stay apart."""
+    pieces = [f'tok{i} "q" \\ é\n' for i in range(5000)]
+    raw = [openai({"role": "assistant", "content": ""})]
+    raw += [openai({"content": piece}) for piece in pieces]
+    raw += [openai({}, "stop"), b"data: [DONE]\n\n"]
+    stream = b"".join(raw)
+    assert b"\r" not in stream
+    events, rest = split_events(stream)
+    assert events == raw and rest == b""
+    out = datas(coalesce(events))
+    assert len(out) == 3
+    assert out[0]["choices"][0]["delta"] == {"role": "assistant", "content": "".join(pieces)}
+
+
+def test_what_only_the_lenient_json_reader_accepts_is_read_too() -> None:
+    """msgspec refuses NaN, which Python's json (and so litellm) accepts: such an event is
+    still read and merged like any other (fields other than the text are the first's)."""
+    odd = b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":NaN,' + (
+        b'"model":"m","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":null}]}\n\n'
+    )
+    assert Event.parse(odd).data["choices"][0]["delta"] == {"content": "b"}
+    raw = [openai({"content": "a"}), odd, openai({"content": "c"})]
+    out = datas(coalesce(raw))
+    assert len(out) == 1 and out[0]["choices"][0]["delta"] == {"content": "abc"}
+    assert datas(coalesce([odd, openai({"content": "c"})]))[0]["created"] != 1  # NaN kept
+    assert Event.parse(b"data: {not json}\n\n").data is None
+
+
 def _client(
     body: AsyncIterator[bytes], content_type: str = "text/event-stream"
 ) -> httpx.AsyncClient:
