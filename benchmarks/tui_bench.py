@@ -597,6 +597,9 @@ class Bench:
                 f"(RSS {rss_first:.0f} MiB)"
             )
             print(line, flush=True)
+            if os.environ.get("PITUI_BENCH_FIRST_FRAME_ONLY"):
+                self.quit(agent, timeout=120)
+                return
             if size != "real":
                 self.tool_rounds(agent, size)
             self.tree(agent, size, pid)
