@@ -15,6 +15,10 @@ imported after the first frame. So:
 - :func:`thaw`: frozen objects may have become garbage (a session closed, chat entries
   unmounted): unfreeze them; the next full collection frees what is garbage, and what
   survives it is frozen again.
+- :func:`oldest_collected_less_often`: with so much frozen, what is left for full
+  collections is small, and Python starts one whenever it grew by a quarter: every 2-3 s while
+  a reply streamed, each holding the screen 15-76 ms (a frame written meanwhile reached the
+  terminal that much later). The interactive app starts them a tenth as often.
 """
 
 from __future__ import annotations
@@ -71,6 +75,21 @@ def paused() -> Iterator[None]:
 def resumer(key: object) -> Callable[[], None]:
     """A function that ends the pause ``key`` (for hooks that take no arguments)."""
     return lambda: resume(key)
+
+
+OLDEST_EVERY = 100
+"""Collections of the middle generation between two of the oldest (Python's default: 10)."""
+
+
+@contextlib.contextmanager
+def oldest_collected_less_often() -> Iterator[None]:
+    """Full collections start a tenth as often inside the block (see the module)."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], OLDEST_EVERY)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def freeze() -> None:

@@ -15,9 +15,11 @@ from pitui import collector
 @pytest.fixture(autouse=True)
 def _collector_back_on() -> Iterator[None]:
     assert gc.isenabled()
+    thresholds = gc.get_threshold()
     yield
     gc.unfreeze()
     gc.enable()
+    gc.set_threshold(*thresholds)
 
 
 class Cycle:
@@ -114,3 +116,11 @@ def test_only_a_full_collection_freezes_again() -> None:
     gc.collect()
     assert ref() is None
     assert gc.get_freeze_count() > 0
+
+
+def test_the_oldest_generation_is_collected_a_tenth_as_often_inside_the_block() -> None:
+    before = gc.get_threshold()
+    with collector.oldest_collected_less_often():
+        assert gc.get_threshold() == (*before[:2], collector.OLDEST_EVERY)
+        assert 10 * before[2] <= collector.OLDEST_EVERY
+    assert gc.get_threshold() == before

@@ -86,7 +86,8 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        app.run()
+        with collector.oldest_collected_less_often():
+            app.run()
     finally:
         sys.setswitchinterval(previous)
     sys.stdout.flush()
