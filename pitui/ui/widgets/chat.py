@@ -36,7 +36,6 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static
 
-from pitui import collector
 from pitui.agent.events import (
     MessageDelta,
     MessageStart,
@@ -932,20 +931,11 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         """Re-render the active branch (the newest window of entries)."""
         widgets = self._build()
         with self.app.batch_update():
-            await self._discard(None)
+            await self.remove_children()
             if widgets:
                 await self.mount_all(widgets)
         self.scroll_end(animate=False)
         self.call_after_refresh(self._events.put_nowait, _FILL)
-
-    async def _discard(self, widgets: list[Widget] | None) -> None:
-        """Unmount ``widgets`` (None: every child) for good. Those built before the collector
-        last froze the heap (pitui.collector) would never be freed: thawed first."""
-        collector.thaw()
-        if widgets is None:
-            await self.remove_children()
-        else:
-            await self.remove_children(widgets)
 
     def _earlier_button(self) -> Button:
         return ChatButton(self._earlier_label(), id="load-earlier", compact=True)
@@ -998,7 +988,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             # The newest go first: at most MAX_MOUNTED entries are ever mounted at once.
             gone = [w for _, blocks in dropped for w in blocks if w.parent is self]
             if gone:
-                await self._discard(gone)
+                await self.remove_children(gone)
             if widgets:
                 if self._load_earlier is not None and self._load_earlier.parent is self:
                     await self.mount_all(widgets, after=self._load_earlier)
@@ -1091,7 +1081,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         widgets = [w for _, blocks in dropped for w in blocks if w.parent is self]
         with self.app.batch_update():
             if widgets:
-                await self._discard(widgets)
+                await self.remove_children(widgets)
             if self._load_earlier is None:
                 self._load_earlier = self._earlier_button()
                 await self.mount(self._load_earlier, before=0)
@@ -1166,7 +1156,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
                 with self.app.batch_update():
                     if blocks:
                         await self.mount_all(blocks, before=placed[0])
-                    await self._discard(placed)
+                    await self.remove_children(placed)
         finally:
             self._start_loads()
 
