@@ -20,10 +20,12 @@ imported after the first frame. So:
   in memory once unmounted, until the next switch. That is bounded: 5 MiB for a 150-entry
   window of a generated 200k session (RSS after four "Show earlier" clicks, 267 against 262
   MiB unfrozen).
-- :func:`oldest_collected_less_often`: with so much frozen, what is left for full
-  collections is small, and Python starts one whenever it grew by a quarter: every 2-3 s while
-  a reply streamed, each holding the screen 15-76 ms (a frame written meanwhile reached the
-  terminal that much later). The interactive app starts them a tenth as often.
+- :func:`collect_fully_less_often`: with so much frozen, what is left for full collections is
+  small, and Python starts one whenever it grew by a quarter: every 2-3 s while a reply
+  streamed, each holding the screen 15-76 ms (a frame written meanwhile reached the terminal
+  that much later). While a reply streams, the chat has them start a tenth as often (none
+  during a 16 s reply); otherwise as usual, so that what the chat unmounts (scrolling back
+  through a long session) is freed as soon as before.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ _holds: set[object] = set()
 _was_enabled = True  # the collector's state when the first pause began
 _refreeze = False  # freeze again after the next full collection (see thaw)
 _watching = False  # _after_collection is among gc.callbacks
+_rare: set[object] = set()  # holders of collect_fully_less_often
+_usual: tuple[int, int, int] | None = None  # the thresholds before the first of them
 
 
 def pause(key: object) -> None:
@@ -86,15 +90,25 @@ OLDEST_EVERY = 100
 """Collections of the middle generation between two of the oldest (Python's default: 10)."""
 
 
-@contextlib.contextmanager
-def oldest_collected_less_often() -> Iterator[None]:
-    """Full collections start a tenth as often inside the block (see the module)."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], OLDEST_EVERY)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
+def collect_fully_less_often(key: object) -> None:
+    """Full collections start a tenth as often until :func:`collect_fully_as_usual` with the
+    same ``key`` (counted like pauses; see the module)."""
+    global _usual
+    with _lock:
+        if not _rare:
+            _usual = gc.get_threshold()
+            gc.set_threshold(_usual[0], _usual[1], OLDEST_EVERY)
+        _rare.add(key)
+
+
+def collect_fully_as_usual(key: object) -> None:
+    """End :func:`collect_fully_less_often` for ``key`` (nothing if it has ended already)."""
+    with _lock:
+        if key not in _rare:
+            return
+        _rare.discard(key)
+        if not _rare and _usual is not None:
+            gc.set_threshold(*_usual)
 
 
 def freeze() -> None:

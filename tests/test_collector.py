@@ -118,9 +118,17 @@ def test_only_a_full_collection_freezes_again() -> None:
     assert gc.get_freeze_count() > 0
 
 
-def test_the_oldest_generation_is_collected_a_tenth_as_often_inside_the_block() -> None:
+def test_full_collections_are_rarer_until_the_last_holder_is_done() -> None:
     before = gc.get_threshold()
-    with collector.oldest_collected_less_often():
-        assert gc.get_threshold() == (*before[:2], collector.OLDEST_EVERY)
-        assert 10 * before[2] <= collector.OLDEST_EVERY
+    rarer = (*before[:2], collector.OLDEST_EVERY)
+    assert 10 * before[2] <= collector.OLDEST_EVERY
+    collector.collect_fully_less_often("reply")
+    collector.collect_fully_less_often("other")
+    assert gc.get_threshold() == rarer
+    collector.collect_fully_as_usual("reply")
+    collector.collect_fully_as_usual("reply")  # once only
+    assert gc.get_threshold() == rarer
+    collector.collect_fully_as_usual("other")
+    assert gc.get_threshold() == before
+    collector.collect_fully_as_usual("never")
     assert gc.get_threshold() == before

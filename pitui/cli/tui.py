@@ -86,8 +86,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        with collector.oldest_collected_less_often():
-            app.run()
+        app.run()
     finally:
         sys.setswitchinterval(previous)
     sys.stdout.flush()

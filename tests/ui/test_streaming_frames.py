@@ -5,6 +5,7 @@ reaches the terminal is what Textual's own compositor would send."""
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Callable
 from itertools import pairwise
@@ -17,6 +18,7 @@ from textual._compositor import ChopsUpdate, Compositor
 from textual.widget import Widget
 
 from pitui.agent.events import MessageDelta, MessageStart, RunEnded
+from pitui.collector import OLDEST_EVERY
 from pitui.ui.app import PituiApp
 from pitui.ui.compositor import paint_everything_under_the_clip, paint_only_what_changed
 from pitui.ui.widgets.chat import STREAM_STEPS, AssistantBlock
@@ -153,3 +155,29 @@ async def test_a_reply_with_no_stored_message_loses_its_blank_lines_when_the_run
         await view.wait_idle()
         await pilot.pause()
         assert reply.view.region.height == reply.view.line_count == 1
+
+
+async def test_full_collections_are_rarer_while_a_reply_streams(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Each full collection holds the screen (15-76 ms): while a reply streams they start a
+    tenth as often, and as usual again once the run has ended."""
+    usual = gc.get_threshold()
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        publish = app.bridge.on_agent_event
+        publish(MessageStart("assistant"))
+        publish(MessageDelta("text", "streaming"))
+        await view.wait_idle()
+        await pilot.pause()
+        assert gc.get_threshold() == (*usual[:2], OLDEST_EVERY)
+        publish(RunEnded("done"))
+        await view.wait_idle()
+        await pilot.pause()
+        assert gc.get_threshold() == usual
+        publish(MessageStart("assistant"))  # the app quits while a reply streams
+        await view.wait_idle()
+        await pilot.pause()
+        assert gc.get_threshold()[2] == OLDEST_EVERY
+    assert gc.get_threshold() == usual

@@ -36,6 +36,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static
 
+from pitui import collector
 from pitui.agent.events import (
     MessageDelta,
     MessageStart,
@@ -716,6 +717,9 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             return not self._scrolled_away
         return self.scroll_y >= self.max_scroll_y - 1
 
+    def on_unmount(self) -> None:
+        collector.collect_fully_as_usual(self)  # a reply was streaming
+
     def on_mount(self) -> None:
         self.anchor()
         self.pitui.bridge.signal.subscribe(self, self._on_session_event)
@@ -1313,6 +1317,8 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
 
     async def _on_agent_event(self, event: object) -> None:
         if isinstance(event, MessageStart) and event.role == "assistant":
+            # While a reply streams, fewer full collections (each holds the screen).
+            collector.collect_fully_less_often(self)
             # A preview never replaced by its stored message would be stale: drop it.
             for stale in (self._thinking, self._reply):
                 if stale is not None:
@@ -1343,6 +1349,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             if running is not None:
                 running.append_output(event.text, event.omitted_lines, event.cut)
         elif isinstance(event, RunEnded):
+            collector.collect_fully_as_usual(self)
             if self._reply is not None:  # no stored message came (an error): its own height
                 self._reply.view.grow_in_steps(1)
             leftovers = list(self._running_tools.values())
