@@ -101,9 +101,9 @@ async def test_frames_are_textuals_own_and_paint_only_what_changed(
 async def test_a_streamed_reply_grows_a_quarter_of_the_chat_at_a_time(
     app_factory: Callable[..., PituiApp],
 ) -> None:
-    """The view follows the end in steps: between them the text fills the blank lines under
-    it and nothing moves; once the stored message replaces the preview, the blank lines are
-    gone and the reply ends the chat."""
+    """Past a screenful, the view follows the end in steps: between them the text fills the
+    blank lines under it and nothing moves; once the stored message replaces the preview, the
+    blank lines are gone and the reply ends the chat."""
     app = app_factory(model=None)
     fill_turns(app.store, 15)
     async with app.run_test(size=SIZE) as pilot:
@@ -119,10 +119,12 @@ async def test_a_streamed_reply_grows_a_quarter_of_the_chat_at_a_time(
             publish(MessageDelta("text", f"line {i}\n\n"))
             await view.wait_idle()
             await pilot.pause(0.06)
-            positions.append(view.scroll_y)
-        reply = view.query(AssistantBlock).last()
+            reply = view.query(AssistantBlock).last()
+            if reply.view.line_count > view.size.height:  # past a screenful
+                positions.append(view.scroll_y)
         step = reply.view.height_step
         assert step == view.size.height // STREAM_STEPS > 1
+        assert len(positions) > 3 * step
         assert view.scroll_y == view.max_scroll_y  # it follows the end
         moves = [after - before for before, after in pairwise(positions) if after != before]
         assert moves and all(move >= step - 1 for move in moves)
@@ -138,6 +140,24 @@ async def test_a_streamed_reply_grows_a_quarter_of_the_chat_at_a_time(
         assert view.scroll_y == view.max_scroll_y
 
 
+async def test_a_short_reply_grows_a_line_at_a_time(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Within a screenful there are no blank lines (nothing to lose, so nothing moves, when
+    the stored message replaces the preview)."""
+    app = app_factory(model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        publish = app.bridge.on_agent_event
+        publish(MessageStart("assistant"))
+        for i in range(6):
+            publish(MessageDelta("text", f"short line {i}\n\n"))
+            await view.wait_idle()
+            await pilot.pause(0.06)
+            reply = view.query_one(AssistantBlock)
+            assert reply.view.region.height == reply.view.line_count == 2 * i + 1
+
+
 async def test_a_reply_with_no_stored_message_loses_its_blank_lines_when_the_run_ends(
     app_factory: Callable[..., PituiApp],
 ) -> None:
@@ -146,15 +166,19 @@ async def test_a_reply_with_no_stored_message_loses_its_blank_lines_when_the_run
         view = chat(app)
         publish = app.bridge.on_agent_event
         publish(MessageStart("assistant"))
-        publish(MessageDelta("text", "one line, then the provider fails"))
+        publish(MessageDelta("text", "\n\n".join(f"line {i}" for i in range(30))))
+        publish(MessageDelta("text", "\n\nthen the provider fails"))
         await view.wait_idle()
         await pilot.pause()
         reply = view.query_one(AssistantBlock)
-        assert reply.view.region.height == reply.view.height_step > 1
+        lines = reply.view.line_count
+        assert lines == 61 > view.size.height
+        assert reply.view.region.height % reply.view.height_step == 0
+        assert reply.view.region.height > lines
         publish(RunEnded("error"))
         await view.wait_idle()
         await pilot.pause()
-        assert reply.view.region.height == reply.view.line_count == 1
+        assert reply.view.region.height == reply.view.line_count == lines
 
 
 async def test_full_collections_are_rarer_while_a_reply_streams(

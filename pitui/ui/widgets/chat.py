@@ -1389,8 +1389,10 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         self._last_flush = time.monotonic()
         if self._reply is None:
             self._reply = AssistantBlock("", classes="-streaming")
-            # It grows a quarter of the chat's height at a time (see MarkdownView).
-            self._reply.view.grow_in_steps(self.size.height // STREAM_STEPS)
+            # Past a screenful it grows a quarter of the chat's height at a time (see
+            # MarkdownView); a shorter reply never has blank lines to lose when it is stored.
+            height = self.size.height
+            self._reply.view.grow_in_steps(height // STREAM_STEPS, after=height)
             await self.mount(self._reply)
         await self._reply.append(text)
 

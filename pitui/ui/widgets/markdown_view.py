@@ -58,7 +58,8 @@ class MarkdownView(KeptLines, Widget):
         # The widget's style, looked up once per paint: Textual computes it by walking the
         # ancestors on every call, which cost more than the rest of a line's paint.
         self._line_style: Style | None = None
-        self._step = 1  # the height is the line count rounded up to a multiple of this
+        self._step = 1  # past ``_exact`` lines the height is rounded up to a multiple of this
+        self._exact = 0
 
     @property
     def source(self) -> str:
@@ -72,9 +73,9 @@ class MarkdownView(KeptLines, Widget):
     def height_step(self) -> int:
         return self._step
 
-    def grow_in_steps(self, lines: int) -> None:
-        """Make the widget's height the line count rounded up to a multiple of ``lines`` (1:
-        exactly the line count), the lines below the text blank.
+    def grow_in_steps(self, lines: int, after: int = 0) -> None:
+        """Past ``after`` lines, make the widget's height the line count rounded up to a
+        multiple of ``lines`` (1: exactly the line count), the lines below the text blank.
 
         For a streamed reply: a change of height makes Textual lay out the whole screen and
         paint every line of the chat again (the chat follows the end, so everything moves up a
@@ -82,11 +83,13 @@ class MarkdownView(KeptLines, Widget):
         lines at a time, the text fills the blank lines below it in between, and only those
         lines are painted."""
         lines = max(1, lines)
-        if lines != self._step:
-            self._step = lines
+        if (lines, after) != (self._step, self._exact):
+            self._step, self._exact = lines, after
             self.refresh(layout=True)
 
     def _height(self, lines: int) -> int:
+        if lines <= self._exact:
+            return lines
         return -(-lines // self._step) * self._step
 
     def append(self, text: str) -> None:
