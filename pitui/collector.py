@@ -23,9 +23,9 @@ imported after the first frame. So:
 - :func:`collect_fully_less_often`: with so much frozen, what is left for full collections is
   small, and Python starts one whenever it grew by a quarter: every 2-3 s while a reply
   streamed, each holding the screen 15-76 ms (a frame written meanwhile reached the terminal
-  that much later). While a reply streams, the chat has them start a tenth as often (none
-  during a 16 s reply); otherwise as usual, so that what the chat unmounts (scrolling back
-  through a long session) is freed as soon as before.
+  that much later). From the agent's first reply of a run to the run's end, the chat has them
+  start a tenth as often (none during a 16 s reply); when the agent is idle, as usual, so that
+  what the chat unmounts (scrolling back through a long session) is freed as soon as before.
 """
 
 from __future__ import annotations

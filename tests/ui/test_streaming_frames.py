@@ -184,8 +184,8 @@ async def test_a_reply_with_no_stored_message_loses_its_blank_lines_when_the_run
 async def test_full_collections_are_rarer_while_a_reply_streams(
     app_factory: Callable[..., PituiApp],
 ) -> None:
-    """Each full collection holds the screen (15-76 ms): while a reply streams they start a
-    tenth as often, and as usual again once the run has ended."""
+    """Each full collection holds the screen (15-76 ms): from the run's first reply on they
+    start a tenth as often, and as usual again once the run has ended."""
     usual = gc.get_threshold()
     app = app_factory(model=None)
     async with app.run_test(size=SIZE) as pilot:

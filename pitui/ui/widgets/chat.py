@@ -1317,7 +1317,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
 
     async def _on_agent_event(self, event: object) -> None:
         if isinstance(event, MessageStart) and event.role == "assistant":
-            # While a reply streams, fewer full collections (each holds the screen).
+            # Until the run ends, fewer full collections (each holds the screen).
             collector.collect_fully_less_often(self)
             # A preview never replaced by its stored message would be stale: drop it.
             for stale in (self._thinking, self._reply):
