@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import subprocess
+import sys
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pitui.llm import lazy
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_litellm_ready_waits_in_a_thread_without_stalling_the_loop(
@@ -120,3 +126,28 @@ def test_the_import_runs_without_collections_and_what_it_leaves_is_frozen(
         gc.unfreeze()
     gc.collect()
     assert seen["module"]() is None
+
+
+def test_litellm_is_imported_without_copying_messages_for_logging(tmp_path: Path) -> None:
+    """litellm copies every string of a request's messages for logging callbacks after each
+    request (pitui has none; ~8 ms a request at 1,800 messages): off, unless the environment
+    says otherwise. In a process of its own: litellm reads the setting once, at its import."""
+    code = (
+        "from pitui.llm import lazy\n"
+        "lazy.litellm()\n"
+        "from litellm.constants import MAX_BASE64_LENGTH_FOR_LOGGING as limit\n"
+        "print(limit)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MAX_BASE64_LENGTH_FOR_LOGGING"}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    assert run.stdout.decode().split() == ["0"]
+    env["MAX_BASE64_LENGTH_FOR_LOGGING"] = "64"  # the user's own setting wins
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, timeout=120
+    )
+    assert run.stdout.decode().split() == ["64"]
