@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from support.screens import SIZE, chat
-from support.turns import fill_turns
+from support.turns import append_answer, fill_turns
 from textual._compositor import ChopsUpdate, Compositor
 from textual.widget import Widget
 
@@ -30,17 +30,6 @@ REPLY = "".join(
     else f"```python\nvalue_{i} = {i}\n```\n\n"
     for i in range(48)
 )
-
-
-def stored(app: PituiApp, text: str) -> None:
-    app.store.append_message(
-        {
-            "role": "assistant",
-            "content": [{"type": "text", "text": text}],
-            "stopReason": "stop",
-            "timestamp": 0,
-        }
-    )
 
 
 async def test_frames_are_textuals_own_and_paint_only_what_changed(
@@ -131,7 +120,7 @@ async def test_a_streamed_reply_grows_a_quarter_of_the_chat_at_a_time(
         assert len(moves) <= len(positions) * 2 // step + 1
         blank = reply.view.region.height - reply.view.line_count
         assert 0 <= blank < step
-        stored(app, text)
+        append_answer(app.store, text)
         publish(RunEnded("done"))
         await view.wait_idle()
         await pilot.pause()
