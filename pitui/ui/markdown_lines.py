@@ -59,6 +59,17 @@ def block_starts(text: str) -> list[int]:
     return starts
 
 
+def estimated_height(block: str, width: int) -> int:
+    """About how many lines ``block`` (one top-level block) renders to at ``width``: each of
+    its source lines wrapped at the width. Exact for a fence (its two fence lines stand for
+    the padding above and below the code) and for a short paragraph, a line or so off for
+    tables and for paragraphs whose source lines are joined and wrapped again. For blocks
+    not rendered yet (:class:`pitui.ui.widgets.markdown_view.MarkdownView`), never 0."""
+    width = max(1, width)
+    lines = block.strip("\n").split("\n")
+    return max(1, sum(max(1, -(-len(line) // width)) for line in lines))
+
+
 def _line_offsets(text: str) -> list[int]:
     offsets = [0]
     at = text.find("\n")
