@@ -281,3 +281,50 @@ def test_the_provider_client_reads_over_litellms_own_transport_and_coalesces() -
         f"w{i} " for i in range(200)
     )
     assert len(got) < 20  # merged, not 201 events
+
+
+def test_events_read_without_parsing_are_exactly_those_that_differ_only_in_their_text() -> None:
+    """After the first events of a run, an event with the same bytes around its text is
+    taken without parsing it; one that only looks alike (another field after the text, a
+    finish reason, another index) is parsed and kept apart as before."""
+    texts = ["plain", 'a "quote"', "back\\slash", "tab\tnew\nline", "é ü 漢字", "\u2028", ""]
+    raw = [openai({"role": "assistant", "content": ""})]
+    raw += [openai({"content": text}) for text in texts]
+    raw += [
+        openai({"content": "x", "refusal": "no"}),  # a second field after the text
+        openai({"content": "y"}),
+        openai({"content": "z"}, "stop"),  # the same text field, then a finish reason
+        openai({"content": "w"}),
+    ]
+    out = datas(coalesce(raw))
+    deltas = [event["choices"][0]["delta"] for event in out]
+    assert deltas == [
+        {"role": "assistant", "content": "".join(texts)},
+        {"content": "x", "refusal": "no"},
+        {"content": "y"},
+        {"content": "z"},
+        {"content": "w"},
+    ]
+    assert out[3]["choices"][0]["finish_reason"] == "stop"
+    # Another choice index with the same length: parsed, not merged.
+    other = openai({"content": "b"}).replace(b'"index": 0', b'"index": 1')
+    merged = datas(coalesce([openai({"content": "a"}), openai({"content": "q"}), other]))
+    assert [event["choices"][0]["index"] for event in merged] == [0, 1]
+    # Anthropic text deltas of one block too, kept apart from the next block's.
+    events = [anthropic(0, "text_delta", "text", t) for t in ("a", 'b"', "c")]
+    events += [anthropic(1, "text_delta", "text", "d")]
+    blocks = datas(coalesce(events))
+    assert [(b["index"], b["delta"]["text"]) for b in blocks] == [(0, 'ab"c'), (1, "d")]
+
+
+def test_a_surrogate_pair_split_across_events_is_joined_whole() -> None:
+    """A character outside the BMP escaped as a surrogate pair whose halves come in two
+    events (each half alone is not text): the merged event holds the character."""
+    first = openai({"content": "x"})
+    halves = [first.replace(b'"x"', b'"a\\ud83d"'), first.replace(b'"x"', b'"\\ude00b"')]
+    for raw in (halves, [first, *halves]):
+        out = datas(coalesce(raw))
+        assert len(out) == 1
+        text = out[0]["choices"][0]["delta"]["content"]
+        assert text.endswith("a\U0001f600b")
+        assert text.encode()  # valid UTF-8 for whoever reads it
