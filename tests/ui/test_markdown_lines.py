@@ -103,3 +103,32 @@ def test_code_blocks_look_as_rich_renders_them_at_every_line_length() -> None:
         ours = [[(s.text, s.style) for s in strip] for strip in renderer.render(block, 24)]
         assert ours == rich_lines(block, 24)[: len(ours)]
     assert len(renderer.render(indented, 24)) > 4  # the long line wrapped
+
+
+def test_blocks_are_found_where_the_renderers_parse_puts_them() -> None:
+    """Blocks are split without the inline pass: the offsets must be those of a full parse
+    (the one Rich renders with), or a block would be rendered cut in two."""
+    from pitui.ui.markdown_lines import _line_offsets, _parser
+
+    def with_full_parse(text: str) -> list[int]:
+        offsets = _line_offsets(text)
+        starts: list[int] = []
+        for token in _parser().parse(text):
+            if token.level == 0 and token.nesting >= 0 and token.map is not None:
+                line = token.map[0]
+                at = offsets[line] if line < len(offsets) else len(text)
+                if not starts or at > starts[-1]:
+                    starts.append(at)
+        return starts
+
+    samples = [
+        TEXT,
+        "[ref]: http://example.com\n\nA [ref] link *over\ntwo* lines.\n\n[ref]",
+        "* a\n* b\n\n  still b\n\n> q\n> `code\n> span`\n\nafter",
+        "<div>\n*not emphasis*\n</div>\n\n**bold `x`** and ~~gone~~\n\n    indented code\n",
+        "Setext\n======\n\n- [ ] task\n  ```\n  nested fence\n  ```\n\n```\nopen fence",
+        "|a|b|\n|-|-|\n|`|`|2|\nno blank line after the table\n\n***\n\n1) x\n2) y",
+    ]
+    for text in samples:
+        assert block_starts(text) == with_full_parse(text), text
+    assert len(block_starts(samples[1])) == 2  # a reference definition is no block of its own
