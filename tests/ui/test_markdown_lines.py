@@ -108,12 +108,14 @@ def test_code_blocks_look_as_rich_renders_them_at_every_line_length() -> None:
 def test_blocks_are_found_where_the_renderers_parse_puts_them() -> None:
     """Blocks are split without the inline pass: the offsets must be those of a full parse
     (the one Rich renders with), or a block would be rendered cut in two."""
-    from pitui.ui.markdown_lines import _line_offsets, _parser
+    from markdown_it import MarkdownIt
+
+    full = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown
 
     def with_full_parse(text: str) -> list[int]:
-        offsets = _line_offsets(text)
+        offsets = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
         starts: list[int] = []
-        for token in _parser().parse(text):
+        for token in full.parse(text):
             if token.level == 0 and token.nesting >= 0 and token.map is not None:
                 line = token.map[0]
                 at = offsets[line] if line < len(offsets) else len(text)
@@ -128,6 +130,7 @@ def test_blocks_are_found_where_the_renderers_parse_puts_them() -> None:
         "<div>\n*not emphasis*\n</div>\n\n**bold `x`** and ~~gone~~\n\n    indented code\n",
         "Setext\n======\n\n- [ ] task\n  ```\n  nested fence\n  ```\n\n```\nopen fence",
         "|a|b|\n|-|-|\n|`|`|2|\nno blank line after the table\n\n***\n\n1) x\n2) y",
+        "A paragraph line\n| a | b |\n|---|---|\n| 1 | 2 |\nthen more",  # a table cuts in
     ]
     for text in samples:
         assert block_starts(text) == with_full_parse(text), text
