@@ -692,7 +692,9 @@ class Bench:
     def tree(self, agent: Agent, size: str, pid: int) -> None:
         opens, closes, keys, growth = [], [], [], []
         big = size in BIG
-        for _cycle in range(2 if big else TREE_CYCLES):
+        # Three opens at every size: with two, the "median" was the mean of the cold open
+        # (the layout, 2.2 s at 1M) and a warm one (~14 ms), and said 1.1 s.
+        for _cycle in range(TREE_CYCLES):
             before = rss_mib(pid)
             opens.append(self.open_tree(agent, timeout=600 if big else 120))
             self.term.wait_quiet(0.3, timeout=60)
