@@ -737,7 +737,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
                 raise _Cancelled
             time.sleep(0)  # let the UI thread have the interpreter first
 
-        with contextlib.suppress(_Cancelled):
+        with contextlib.suppress(_Cancelled), collector.paused():  # as a search (below)
             self._file_index(store, tick, rows)
 
     # ------------------------------------------------------------------ searching
@@ -811,6 +811,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             self._search_ran.add(key)
         tick = self._ticker(key, "searching…")
         reader = LineReader(store)
+        # No garbage collection while the search runs: it makes up to millions of objects and
+        # no cyclic garbage, and each full collection it set off walked the whole heap while
+        # holding the interpreter (170-270 ms each at 1M entries, a dozen per search, some on
+        # the UI thread: keys waited that long).
+        collector.pause(key)
         try:
             matcher = Matcher(store, tokens, reader.line)
             rows = base.row_count
@@ -830,6 +835,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         except _Cancelled:
             pass
         finally:
+            collector.resume(key)
             reader.close()
             with self._search_lock:
                 self._search_ran.discard(key)
