@@ -399,6 +399,9 @@ class TreeLayout:
 
     def gutter(self, seg: Segment) -> str:
         """The ``│  `` / ``   `` columns before ``seg``'s head (made on demand, cached)."""
+        # The cache is cleared by a reindex: a change of structure since (a segment split
+        # or joined by an append) must not leave a gutter of the segment's old place.
+        self.ensure_indexed()
         cached = self._gutters.get(seg)
         if cached is not None:
             return cached
