@@ -603,6 +603,38 @@ async def test_the_search_index_is_made_once_for_the_searches_that_follow(
         assert len(built) == 1
 
 
+async def test_a_search_superseded_while_it_makes_the_index_finishes_it_for_the_next(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file index takes seconds on a huge session (5 s at 1M entries): a query typed
+    key by key must not start it over at every key. The search the next key supersedes
+    finishes the index, and the next search uses it."""
+    started, gate = threading.Event(), threading.Event()
+    built: list[object] = []
+    real_build = session_tree.FileIndex.build
+
+    def slow(store: Any, tick: Any = None) -> Any:
+        started.set()
+        gate.wait(10)
+        built.append(store)
+        return real_build(store, tick)
+
+    monkeypatch.setattr(session_tree, "SCAN_ROWS", 0)  # scanned as a large session is
+    monkeypatch.setattr(session_tree.FileIndex, "build", staticmethod(slow))
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        tree.search_delay = 0.001
+        await pilot.press("slash", "t")
+        await wait_for(pilot, started.is_set)
+        await pilot.press("i", "e")  # supersedes the search that is making the index
+        gate.set()
+        await settle(pilot, tree)
+        assert tree.search_query == "tie"
+        assert tree.visible_ids() == [TIE2, LEAF, TIE1]
+        assert len(built) == 1
+
+
 async def test_details_pane_jump_shows_a_hidden_entry(
     app_factory: Callable[..., PituiApp],
 ) -> None:

@@ -85,9 +85,10 @@ INDEX_AHEAD_ROWS = 50_000
 """From this many rows on, the file's search index is made in the background when the rows
 are ready (a first search would take seconds longer otherwise)."""
 
-INDEX_KEEP_ROWS = 500_000
-"""Up to this many rows the search index is kept (tens of MiB at most); above, each search
-makes its own (about 100 MiB at 1M entries, freed when it is done)."""
+INDEX_AHEAD_MAX_ROWS = 500_000
+"""Up to this many rows the index is made ahead; above, by the first search (5 s at 1M
+entries, not spent on a tree opened only to move in it). Once made it is kept for the
+session's next searches (71 MiB at 1M entries)."""
 
 
 UNSET_LEAF: Any = object()
@@ -716,12 +717,12 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         store = self.store
         cached = self._index
         rows = layout.row_count
-        if not INDEX_AHEAD_ROWS <= rows <= INDEX_KEEP_ROWS or (
+        if not INDEX_AHEAD_ROWS <= rows <= INDEX_AHEAD_MAX_ROWS or (
             cached is not None and cached[0] is store
         ):
             return
         self.run_worker(
-            lambda: self._index_thread(store, rows),
+            lambda: self._index_thread(store),
             thread=True,
             group="tree-index",
             exclusive=True,
@@ -729,7 +730,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             description="index the session file for searches",
         )
 
-    def _index_thread(self, store: SessionStore, rows: int) -> None:
+    def _index_thread(self, store: SessionStore) -> None:
         worker = get_current_worker()
 
         def tick(done: int, total: int) -> None:
@@ -738,7 +739,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             time.sleep(0)  # let the UI thread have the interpreter first
 
         with contextlib.suppress(_Cancelled), collector.paused():  # as a search (below)
-            self._file_index(store, tick, rows)
+            self._file_index(store, tick)
 
     # ------------------------------------------------------------------ searching
 
@@ -780,13 +781,20 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._release(key)
 
     def _file_index(
-        self, store: SessionStore, tick: Callable[[int, int], None], rows: int
+        self, store: SessionStore, tick: Callable[[int, int], None]
     ) -> FileIndex | None:
         """The session file's search index, made by the first search that needs it and kept
-        for the next ones (one at a time: a search started meanwhile waits for it). Over
-        ``INDEX_KEEP_ROWS`` rows it is made for each search and not kept (its memory)."""
-        if rows > INDEX_KEEP_ROWS:
-            return FileIndex.build(store, tick)
+        for the next ones (one at a time: a search started meanwhile waits for it). A search
+        superseded by the next key finishes the index first (the next search needs it): at
+        1M entries, a query typed slowly made it again at every key, 5 s each."""
+
+        def build_tick(done: int, total: int) -> None:
+            try:
+                tick(done, total)
+            except _Cancelled:
+                if store is not self.store:
+                    raise  # another session is shown: this index is not needed any more
+
         worker = get_current_worker()
         while not self._index_lock.acquire(timeout=0.05):
             if worker.is_cancelled:
@@ -795,8 +803,9 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             cached = self._index
             if cached is not None and cached[0] is store:
                 return cached[1]
-            index = FileIndex.build(store, tick)
-            self._index = (store, index)
+            index = FileIndex.build(store, build_tick)
+            if store is self.store:
+                self._index = (store, index)
             return index
         finally:
             self._index_lock.release()
@@ -821,7 +830,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             rows = base.row_count
             if rows > SCAN_ROWS:
                 # The file's index (once), the whole file at once, then the rows.
-                index = self._file_index(store, lambda done, total: tick(done, 3 * total), rows)
+                index = self._file_index(store, lambda done, total: tick(done, 3 * total))
                 matcher.scan_file(lambda done, total: tick(total + done, 3 * total), index)
                 found = base.restrict(
                     matcher,
