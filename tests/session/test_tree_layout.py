@@ -486,3 +486,26 @@ def test_the_file_index_finds_every_tool_result_naming_a_call(tmp_path: Path) ->
     assert list(index.results_naming(b"call_2")) == [results[1].offset]
     assert list(index.results_naming(b"call_3")) == []
     store.close()
+
+
+def test_the_file_index_marks_the_lines_whose_escapes_change_their_text(tmp_path: Path) -> None:
+    """A line holding ``\\u``, ``\\b`` or ``\\f`` reads differently once decoded (a search must
+    parse it); ``\\n`` and plain lines do not."""
+    texts = ["caf\u00e9", "bell\b", "feed\f", "two\nlines", "plain", "ok \U0001f600"]
+    entries: list[dict[str, Any]] = []
+    for i, text in enumerate(texts):
+        entries.append(
+            {
+                "type": "message",
+                "id": f"x{i}",
+                "parentId": f"x{i - 1}" if i else None,
+                "timestamp": TIMESTAMPS[0],
+                "message": {"role": "user", "content": text},
+            }
+        )
+    store = SessionStore.open(write(tmp_path / "escapes.jsonl", entries))  # json.dumps: \\u
+    index = FileIndex.build(store)
+    assert index is not None
+    offsets = {n.id: n.offset for n in store.nodes()}
+    assert index.needs_parse == {offsets[i] for i in ("x0", "x1", "x2", "x5")}
+    store.close()
