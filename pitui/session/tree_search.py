@@ -371,9 +371,9 @@ class FileIndex:
     made, so worker threads can read it together). Entries appended later are not covered:
     searches check them one by one."""
 
-    def __init__(self, starts: Sequence[int], ends: Sequence[int], nodes: list[Node]) -> None:
-        self.starts = starts if isinstance(starts, array) else array("q", starts)
-        self.ends = ends if isinstance(ends, array) else array("q", ends)
+    def __init__(self, starts: array[int], ends: array[int], nodes: list[Node]) -> None:
+        self.starts = starts
+        self.ends = ends
         self.nodes = nodes
         """The entries covered, in file order (``starts[i]`` is where ``nodes[i]`` is)."""
         self.lines = range(starts[0], ends[-1])
@@ -440,7 +440,7 @@ class FileIndex:
         if blocks is None:
             return None
         for pos, size, data in blocks:
-            _mark_matches(data, _ESCAPE_MARKERS, pos, size, starts, ends, index.needs_parse)
+            _mark(data, _ESCAPE_MARKERS, pos, size, starts, ends, index.needs_parse)
             c1 = _C1_BYTES.search(data, 0, size + 1)
             while c1 is not None and c1.start() < size:
                 line = _line_at(pos + c1.start(), starts, ends)
@@ -606,7 +606,7 @@ def _line_at(position: int, starts: Sequence[int], ends: Sequence[int]) -> int |
 
 def _mark(
     data: bytes,
-    needle: bytes,
+    needle: bytes | re.Pattern[bytes],
     base: int,
     size: int,
     starts: Sequence[int],
@@ -614,36 +614,22 @@ def _mark(
     out: set[int],
 ) -> None:
     """Add the offset of every line of ``data`` (at file offset ``base``) holding ``needle``
-    (occurrences starting in the first ``size`` bytes)."""
-    at = data.find(needle)
+    or a match of it (occurrences starting in the first ``size`` bytes)."""
+
+    def find(at: int) -> int:
+        if isinstance(needle, bytes):
+            return data.find(needle, at)
+        found = needle.search(data, at)
+        return -1 if found is None else found.start()
+
+    at = find(0)
     while 0 <= at < size:
         line = _line_at(base + at, starts, ends)
         if line is None:
-            at = data.find(needle, at + 1)
+            at = find(at + 1)
             continue
         out.add(starts[line])
-        at = data.find(needle, max(at + 1, ends[line] - base))
-
-
-def _mark_matches(
-    data: bytes,
-    pattern: re.Pattern[bytes],
-    base: int,
-    size: int,
-    starts: Sequence[int],
-    ends: Sequence[int],
-    out: set[int],
-) -> None:
-    """:func:`_mark` for the matches of ``pattern`` (starting in the first ``size`` bytes)."""
-    found = pattern.search(data)
-    while found is not None and found.start() < size:
-        at = found.start()
-        line = _line_at(base + at, starts, ends)
-        if line is None:
-            found = pattern.search(data, at + 1)
-            continue
-        out.add(starts[line])
-        found = pattern.search(data, max(at + 1, ends[line] - base))
+        at = find(max(at + 1, ends[line] - base))
 
 
 def _call_ids(store: SessionStore, node: Node, read: Read, parse: bool) -> list[bytes]:
