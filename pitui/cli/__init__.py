@@ -33,11 +33,23 @@ def _wants_json_events(argv: Sequence[str]) -> bool:
     return printing and "--json" in words
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from pitui.cli import checkpoint_cmds, compact_cmd, inspect_cmds, report_cmds, trust_cmd
+class _NotPlain(Exception):
+    """The command line is not a plain ``pitui [options]``: parse it with every command."""
+
+
+class _OptionsOnly(_Parser):
+    """The options without the subcommands, whose modules the TUI's start does not need
+    (~15-25 ms of imports before the first frame). Any doubt defers to the full parser."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotPlain(message)
+
+
+def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; ``commands=False`` leaves the subcommands out."""
     from pitui.cli.session_args import add_session_options
 
-    parser = _Parser(
+    parser = (_Parser if commands else _OptionsOnly)(
         prog="pitui",
         description="A terminal coding agent whose conversations are trees (pi session format v3).",
     )
@@ -77,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="open a generated example session with an offline demo model (no API key needed)",
     )
+    if not commands:
+        parser.add_argument("command", nargs="?")  # set: not plain (see parse_command_line)
+        return parser
+    from pitui.cli import checkpoint_cmds, compact_cmd, inspect_cmds, report_cmds, trust_cmd
+
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     inspect_cmds.register(sub)
     report_cmds.register(sub)
@@ -115,10 +132,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 _FAST_EXIT: list[bool] = []
 
 
+def parse_command_line(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed command line. ``pitui [options]`` (the TUI, print mode) is parsed without
+    importing the subcommands; anything else (a command, help, an error) by the full parser,
+    so its answers and messages are the same either way."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    before = words[: words.index("--")] if "--" in words else words
+    if not any(w in ("-h", "--help") for w in before):
+        try:
+            args, rest = build_parser(commands=False).parse_known_args(words)
+        except _NotPlain:
+            pass
+        else:
+            if args.command is None and not rest:
+                return args
+    return build_parser().parse_args(words)
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parse_command_line(argv)
     except SystemExit as exc:
         if (
             exc.code == 2

@@ -41,6 +41,12 @@ NOT_BEFORE_FIRST_FRAME = (
     "pitui.ui.widgets.session_tree",
     "pitui.ui.widgets.inspectors",
     "pitui.export",
+    # The subcommands: ``pitui [options]`` is parsed without them (pitui.cli).
+    "pitui.cli.inspect_cmds",
+    "pitui.cli.report_cmds",
+    "pitui.cli.compact_cmd",
+    "pitui.cli.trust_cmd",
+    "pitui.cli.checkpoint_cmds",
     # What textual.widgets._markdown imports: Textual loads its widgets through importlib,
     # whose imports -X importtime does not log (the import statements inside them it does).
     "textual.highlight",
