@@ -608,6 +608,33 @@ async def test_first_frame_shows_the_newest_entries_and_fills_in_after(
         assert view.scroll_y == view.max_scroll_y
 
 
+async def test_the_first_frame_written_already_shows_the_end_of_the_chat(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual's first layout of an anchored view scrolled it by its whole content (it had no
+    height yet): the first frame showed an empty chat and the end came a frame later."""
+    from textual.screen import Screen
+
+    from pitui.ui.screens.main import MainScreen
+
+    app = app_factory(model=None)
+    fill_turns(app.store, 100)
+    frames: list[str] = []
+    refresh = Screen._compositor_refresh
+
+    def record(screen: Screen[Any]) -> None:
+        if isinstance(screen, MainScreen) and not frames:
+            frames.append(strip_escapes(terminal_output(app)))
+        refresh(screen)
+
+    monkeypatch.setattr(Screen, "_compositor_refresh", record)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert frames
+        assert "question 99" in frames[0]
+        assert "answer 99" in frames[0]
+
+
 LONG_REPLY = "\n\n".join(
     [
         f"## Step {i}"

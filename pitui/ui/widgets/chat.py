@@ -30,6 +30,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Region
 from textual.reactive import reactive, var
 from textual.scrollbar import ScrollBar
 from textual.timer import Timer
@@ -641,6 +642,14 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             self._vertical_scrollbar = bar
             self.app._start_widget(self, bar)
         return self._vertical_scrollbar
+
+    def _get_scrollable_region(self, region: Region) -> Region:
+        # The first layout of an anchored view scrolls it by the height it had before (none,
+        # so the whole content): the first frame showed an empty chat, and the end came a
+        # frame (~15-20 ms) later. The height it is laid out in is this region's.
+        if not self._container_size:
+            self._container_size = region.size
+        return super()._get_scrollable_region(region)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
