@@ -39,7 +39,7 @@ class _NotPlain(Exception):
 
 class _OptionsOnly(_Parser):
     """The options without the subcommands, whose modules the TUI's start does not need
-    (~15-25 ms of imports before the first frame). Any doubt defers to the full parser."""
+    (10-25 ms of imports before the first frame). Any doubt defers to the full parser."""
 
     def error(self, message: str) -> NoReturn:
         raise _NotPlain(message)
