@@ -141,7 +141,11 @@ def line_chart(
         y = py(t)
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + pw}" y2="{y:.1f}" stroke="#eee"/>')
         out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_label(t)}</text>')
-    x_ticks = sorted(x_names) if x_names else _ticks(x_lo, x_hi, x_log)
+    # Only the sizes the run measured: a size with no point (1M in a quick run) would be
+    # drawn outside the plot, under the legend.
+    x_ticks = (
+        sorted(t for t in x_names if x_lo <= t <= x_hi) if x_names else _ticks(x_lo, x_hi, x_log)
+    )
     for t in x_ticks:
         x = px(t)
         out.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + ph}" stroke="#eee"/>')
