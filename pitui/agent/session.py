@@ -46,7 +46,6 @@ from pitui.agent.tools.base import Tool
 from pitui.agent.tools.environment import pass_env_names, tool_environment
 from pitui.config.settings import Settings
 from pitui.errors import UserError
-from pitui.llm.convert import to_litellm_messages, to_litellm_tools
 from pitui.llm.errors import ErrorInfo, assistant_error_kind, classify
 from pitui.llm.keys import KEYLESS, check_key, key_variable
 from pitui.llm.local_models import served_context_window
@@ -57,15 +56,9 @@ from pitui.llm.models import (
     model_info,
     model_settings,
 )
-from pitui.llm.providers import OLLAMA, Route, route
-from pitui.llm.stream import (
-    CallOptions,
-    ReplyBuilder,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    stream_reply,
-)
+from pitui.llm.reply import ReplyBuilder, StreamEvent, TextDelta, ThinkingDelta
+from pitui.llm.routes import OLLAMA_PROVIDERS, Route, route
+from pitui.llm.stream import CallOptions, stream_reply
 from pitui.session.errors import SessionError
 from pitui.session.ids import now_ms
 from pitui.session.shapes import tool_calls
@@ -197,9 +190,9 @@ class AgentSession:
     def model_settings(self, name: str | None = None) -> dict[str, Any]:
         """The ``models[...]`` settings of ``name`` (default: the current model).
 
-        Keys read here and by :func:`pitui.llm.models.model_info`: ``apiBase``,
-        ``contextWindow``, ``maxOutput``/``maxTokens``, ``reasoning``, ``inputCost``,
-        ``outputCost``, ``cacheReadCost``, ``cacheWriteCost``.
+        Keys read here and by :func:`pitui.llm.models.model_info`: ``apiBase``, ``api``,
+        ``numCtx``, ``contextWindow``, ``maxOutput``/``maxTokens``, ``reasoning``,
+        ``inputCost``, ``outputCost``, ``cacheReadCost``, ``cacheWriteCost``.
         """
         name = name or self.model_name
         return model_settings(ModelRef.parse(name), self.settings.models_section()) if name else {}
@@ -225,8 +218,16 @@ class AgentSession:
 
     @property
     def route(self) -> Route | None:
+        """How the current model is served: its ``api`` setting, else its provider's API;
+        an Ollama model with a ``numCtx`` setting goes through litellm (Ollama's OpenAI
+        endpoint takes no context size)."""
         info = self.model_info
-        return route(info, self.api_base) if info is not None else None
+        if info is None:
+            return None
+        api = self.model_settings().get("api")
+        if api is None and self._num_ctx() and info.ref.for_litellm.provider in OLLAMA_PROVIDERS:
+            api = "litellm"
+        return route(info, self.api_base, api if isinstance(api, str) else None)
 
     def problem(self) -> str | None:
         """Why a request cannot be made now (one sentence), or None."""
@@ -283,25 +284,28 @@ class AgentSession:
         ref = self.model_ref
         base = self.api_base
         key = check_key(ref, base).api_key if ref is not None else None
+        settings = self.settings
         return CallOptions(
             api_base=base,
             api_key=key,
             thinking=self.thinking,
             cache=cache,
             num_ctx=self._num_ctx(),
+            idle_timeout=settings.http_idle_timeout_ms / 1000,
+            connect_timeout=settings.http_connect_timeout_ms / 1000,
         )
 
     def _num_ctx(self) -> int | None:
-        """Ollama's context size: the configured window, else what the server reported."""
-        target, info = self.route, self.model_info
-        if target is None or info is None or target.family != OLLAMA:
-            return None
-        return info.context_window
+        """Ollama's context size, when the ``numCtx`` setting asks for one (pi sends none:
+        Ollama then keeps its own default instead of allocating the whole window)."""
+        value = self.model_settings().get("numCtx")
+        return value if isinstance(value, int) and value > 0 else None
 
     async def _learn_context_window(self) -> None:
-        """Ask a local Ollama server for the model's window once (when nothing set it)."""
+        """Ask a local Ollama server for the model's window once (when nothing set it): the
+        gauge and compaction need it."""
         target, info = self.route, self.model_info
-        if target is None or info is None or target.family != OLLAMA or info.context_window:
+        if target is None or info is None or target.provider != "ollama" or info.context_window:
             return
         await served_context_window(info.ref, self.api_base)
 
@@ -482,12 +486,12 @@ class AgentSession:
         attempt = 0
         while True:
             projection = self.store.project()
-            messages = to_litellm_messages(projection.messages, target)
-            tools = to_litellm_tools(projection.tools)
             builder = ReplyBuilder(info, target)
             self._emit(MessageStart("assistant"))
             try:
-                await stream_reply(info, messages, tools, options, builder, self._on_stream)
+                await stream_reply(
+                    info, projection.messages, projection.tools, options, builder, self._on_stream
+                )
             except asyncio.CancelledError:
                 self._store_reply(builder.message("aborted"), result)
                 raise

@@ -19,8 +19,9 @@ from pitui.compaction.serialize import serialize_conversation
 from pitui.errors import UserError
 from pitui.llm.errors import classify
 from pitui.llm.models import ModelInfo
-from pitui.llm.providers import Route, route
-from pitui.llm.stream import CallOptions, ReplyBuilder, stream_reply
+from pitui.llm.reply import ReplyBuilder
+from pitui.llm.routes import Route, route
+from pitui.llm.stream import CallOptions, stream_reply
 
 
 class SummaryError(UserError):

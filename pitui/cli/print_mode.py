@@ -43,8 +43,7 @@ from pitui.cli.session_args import open_session, run_cwd, work_dir
 from pitui.config import load_settings
 from pitui.deepjson import dumps as json_dumps
 from pitui.errors import UserError
-from pitui.llm.lazy import litellm_ready
-from pitui.llm.lazy import preload as preload_litellm
+from pitui.llm.preload import ready as provider_ready
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import message_text
 
@@ -293,10 +292,9 @@ async def _run_cancellable(agent: AgentSession, prompt: str) -> tuple[RunResult,
     loop = asyncio.get_running_loop()
 
     async def run() -> RunResult:
-        # litellm takes seconds to import and to load its tokenizers on first use (a first
-        # request would stall the loop): both in a thread, so a signal meanwhile is handled now.
-        preload_litellm()
-        await litellm_ready()
+        # The provider code is imported in a thread (litellm's routes take seconds), so a
+        # signal meanwhile is handled now.
+        await provider_ready(agent.route)
         return await agent.prompt(prompt)
 
     task = asyncio.ensure_future(run())

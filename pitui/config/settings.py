@@ -123,6 +123,18 @@ class ModelSettings(_Section, kw_only=True):
     """$ per million tokens written to the prompt cache."""
     api_base: str | None = None
     """Where this model is served (a local server, a proxy); its own endpoint when unset."""
+    api: Literal[
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+        "litellm",
+    ] | None = None
+    """The wire API a custom model speaks (its provider's own when unset; ``litellm``: through
+    litellm)."""
+    num_ctx: Positive | None = None
+    """Ollama: the context size to ask the server for (none by default, as pi: Ollama keeps
+    its own; a size makes pitui call Ollama's own ``/api/chat`` through litellm)."""
 
 
 class Settings(_Section, kw_only=True):
@@ -139,6 +151,9 @@ class Settings(_Section, kw_only=True):
     extensions: list[str] = []
     ui: UiSettings = msgspec.field(default_factory=UiSettings)
     retry: RetrySettings = msgspec.field(default_factory=RetrySettings)
+    http_idle_timeout_ms: Milliseconds = 90_000
+    """A stream silent this long (keep-alive pings count) is retried as stalled; 0: no limit."""
+    http_connect_timeout_ms: Milliseconds = 15_000
     compaction: CompactionConfig = msgspec.field(default_factory=CompactionConfig)
     branch_summary: BranchSummarySettings = msgspec.field(default_factory=BranchSummarySettings)
     models: dict[str, ModelSettings] = {}

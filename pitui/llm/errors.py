@@ -64,6 +64,184 @@ _RETRYABLE = re.compile(
 )
 
 
+class ProviderError(Exception):
+    """A request the provider refused, or that failed on the way (the native APIs).
+
+    ``message`` is one line: the provider's own words (from its error body or error event),
+    or a sentence saying what happened to the connection. ``status`` is the HTTP status (or
+    the status the provider's error type stands for); ``retryable`` is set when the failure
+    is known to be transient (a cut or stalled stream, a refused connection) or known not to
+    be (a TLS failure)."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        *,
+        retry_after: float | None = None,
+        retryable: bool | None = None,
+        body: Any = None,
+        error_type: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.retryable = retryable
+        self.body = body
+        self.error_type = error_type
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What went wrong, in one sentence, and what the agent should do about it."""
+
+    kind: str  # "overflow" | "retryable" | "auth" | "model" | "other"
+    message: str
+    retry_after: float | None = None
+    status: int | None = None
+
+
+def is_overflow_message(message: str) -> bool:
+    text = message.strip()
+    if _OVERFLOW_EXCLUDED_PREFIX.search(text) or _OVERFLOW_EXCLUDED.search(text):
+        return False
+    return bool(_OVERFLOW.search(text))
+
+
+def is_retryable_message(message: str) -> bool:
+    if _QUOTA.search(message) or is_overflow_message(message):
+        return False
+    return bool(_RETRYABLE.search(message))
+
+
+def _status(exc: BaseException) -> int | None:
+    for attr in ("status_code", "code"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+    return None
+
+
+def parse_retry_after(value: Any) -> float | None:
+    """A ``retry-after`` header's wait in seconds (a number, or an HTTP date to wait until)."""
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The wait a refusal asks for, from the response headers litellm keeps; None when it
+    says none."""
+    headers: Any = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+    except AttributeError:
+        return None
+    return parse_retry_after(value)
+
+
+_PREFIX = re.compile(r"^(throttling error|service unavailable):", re.I)
+_OVERFLOW_EXCLUDED = re.compile(r"rate limit|too many requests", re.I)
+_OVERFLOW_PATTERNS = [
+    r"prompt (is )?too long",
+    r"input is too long for requested model",
+    r"exceeds the context window",
+    r"input token count.*exceeds the maximum",
+    r"maximum prompt length is \d+",
+    r"reduce the length of the messages",
+    r"maximum context length is \d+ tokens",
+    r"exceeds the limit of \d+",
+    r"exceeds the available context size",
+    r"greater than the context length",
+    r"context window exceeds limit",
+    r"exceeded model token limit",
+    r"too large for model with \d+ maximum context length",
+    r"model_context_window_exceeded",
+    r"context[_ ]length[_ ]exceeded",
+    r"too many tokens",
+    r"token limit exceeded",
+    r"prompt exceeds max length",
+    r"request_too_large",
+    r"exceeds (the )?(model'?s )?maximum context length",
+    r"context window exceeded",
+    r"exceeds (the )?maximum allowed input length of \d+ tokens",
+    r"input \(\d+ tokens\) is longer than the model'?s context length",
+    r"prompt has \d+ tokens, but the configured context size is \d+ tokens",
+    r"prompt too long; exceeded (max )?context length",
+    r"range of input length should be",
+    r"^\w[\w ]* api error \(413\):",
+    r"^413\b",
+]
+_OVERFLOW = re.compile("|".join(f"(?:{p})" for p in _OVERFLOW_PATTERNS), re.I)
+
+_QUOTA = re.compile(
+    r"insufficient_quota|quota exceeded|exceeded your current quota|billing|out of budget|"
+    r"available balance|credit balance|usage limit",
+    re.I,
+)
+_RETRYABLE = re.compile(
+    r"overloaded|rate.?limit|too many requests|(?<!\d)(?:429|500|502|503|504|520|524)(?!\d)|"
+    r"service.?unavailable|server.?error|internal.?error|connection.?error|"
+    r"connection.?refused|connection.?reset|econnreset|other side closed|fetch failed|"
+    r"upstream.?connect|reset before headers|terminated|retry delay|timed? ?out|timeout|"
+    r"socket hang up|network error|stream ended|incomplete chunked read|peer closed|"
+    r"provider returned error|remote ?protocol ?error|server disconnected",
+    re.I,
+)
+
+
+class ProviderError(Exception):
+    """A request the provider refused, or that failed on the way (the native APIs).
+
+    ``message`` is one line: the provider's own words (from its error body or error event),
+    or a sentence saying what happened to the connection. ``status`` is the HTTP status (or
+    the status the provider's error type stands for); ``retryable`` is set when the failure
+    is known to be transient (a cut or stalled stream, a refused connection) or known not to
+    be (a TLS failure)."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        *,
+        retry_after: float | None = None,
+        retryable: bool | None = None,
+        body: Any = None,
+        error_type: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.retryable = retryable
+        self.body = body
+        self.error_type = error_type
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @dataclass(frozen=True)
 class ErrorInfo:
     """What went wrong, in one sentence, and what the agent should do about it."""
@@ -241,22 +419,64 @@ def _status_in_body(body: dict[str, Any] | None) -> int | None:
     return code if isinstance(code, int) and 100 <= code < 600 else None
 
 
-def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
-    """Sort an exception raised by a litellm call (or a cut stream) into one of our kinds.
+@dataclass(frozen=True)
+class _Failure:
+    """What an exception says, whichever layer raised it."""
 
-    ``key_variable`` (e.g. ``ANTHROPIC_API_KEY``) is named in the sentence of an auth error.
-    """
+    name: str
+    message: str
+    body: dict[str, Any] | None
+    status: int | None
+    retry_after: float | None
+    retryable: bool | None = None
+
+
+_LITELLM_RETRYABLE = frozenset(
+    {
+        "RateLimitError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "APIConnectionError",
+        "Timeout",
+        "BadGatewayError",
+        "MidStreamFallbackError",
+    }
+)
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 520, 524, 529})
+
+
+def _failure(exc: BaseException) -> _Failure:
+    if isinstance(exc, ProviderError):
+        body = exc.body if isinstance(exc.body, dict) else None
+        status = exc.status
+        if status in (None, 500) and _status_in_body(body) is not None:
+            status = _status_in_body(body)  # an OpenRouter body carries the upstream's code
+        name = "NotFoundError" if status == 404 else type(exc).__name__
+        return _Failure(name, exc.message, body, status, exc.retry_after, exc.retryable)
+    # litellm's exceptions (its routes): the provider's words wrapped in class names.
     name = type(exc).__name__
-    stream_error = _ollama_stream_error(str(exc))
-    if stream_error is not None:
-        # Ollama's model runner failed mid-stream ({"error": ...} line): transient.
-        return ErrorInfo("retryable", stream_error)
     raw = _clean(str(exc)) or name
     body = error_body(str(exc))
     status = _status(exc)
     body_status = _status_in_body(body)
     if status in (None, 500) and body_status is not None:
         status = body_status  # a stream error line or an OpenRouter body carries the real code
+    retryable = True if name in _LITELLM_RETRYABLE else None
+    return _Failure(name, raw, body, status, retry_after_seconds(exc), retryable)
+
+
+def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
+    """Sort a failed call (a :class:`ProviderError` from the native APIs, or an exception of
+    litellm's) into one of our kinds, with a sentence for the user.
+
+    ``key_variable`` (e.g. ``ANTHROPIC_API_KEY``) is named in the sentence of an auth error.
+    """
+    stream_error = _ollama_stream_error(str(exc))
+    if stream_error is not None:
+        # Ollama's model runner failed mid-stream ({"error": ...} line): transient.
+        return ErrorInfo("retryable", stream_error)
+    failure = _failure(exc)
+    name, raw, status = failure.name, failure.message, failure.status
     if name == "ContextWindowExceededError" or is_overflow_message(raw):
         return ErrorInfo("overflow", raw, status=status)
     if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
@@ -270,28 +490,16 @@ def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
             f"The model was not found ({raw}). Choose another with --model provider/name.",
             status=status,
         )
-    retry_delay = google_retry_delay(body)
+    retry_delay = google_retry_delay(failure.body)
     if status == 429 and retry_delay is not None:
         # Gemini's per-minute quota: "exceeded your current quota ... retry in 7.5s".
         return ErrorInfo("retryable", raw, retry_delay, status)
-    if status in PERMANENT_STATUSES:
+    if status in PERMANENT_STATUSES or failure.retryable is False:
         return ErrorInfo("other", raw, status=status)
-    if (
-        name
-        in (
-            "RateLimitError",
-            "InternalServerError",
-            "ServiceUnavailableError",
-            "APIConnectionError",
-            "Timeout",
-            "BadGatewayError",
-            "MidStreamFallbackError",
-        )
-        or status in (429, 500, 502, 503, 504, 520, 524, 529)
-    ) and not _QUOTA.search(raw):
-        return ErrorInfo("retryable", raw, retry_after_seconds(exc), status)
+    if (failure.retryable or status in RETRYABLE_STATUSES) and not _QUOTA.search(raw):
+        return ErrorInfo("retryable", raw, failure.retry_after, status)
     if is_retryable_message(raw):
-        return ErrorInfo("retryable", raw, retry_after_seconds(exc), status)
+        return ErrorInfo("retryable", raw, failure.retry_after, status)
     return ErrorInfo("other", raw, status=status)
 
 

@@ -74,8 +74,9 @@ class MainScreen(UsesApp, Screen[None]):
         self.query_one(PromptEditor).focus()
         self.watch(self.query_one(ChatView), "new_below", self._show_new_below)
         if self.pitui.agent is not None:
-            # The provider layer takes seconds to import: do it off the event loop, after the
-            # first frame, so the first request does not freeze the screen.
+            # The provider code (the model's wire API and httpx; litellm for the providers
+            # pitui does not speak itself) is imported off the event loop, after the first
+            # frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
         self.call_after_refresh(self._warm_up)
 
@@ -94,13 +95,14 @@ class MainScreen(UsesApp, Screen[None]):
         threading.Thread(target=warm_up, name="pitui-warm-up", daemon=True).start()
 
     def _preload_provider(self) -> None:
-        from pitui.llm.lazy import preload
+        from pitui.llm.preload import preload
 
         # The loop's thread pool, with one idle thread, before the import starts: the first
         # ``asyncio.to_thread`` (the checkpoint store, opened as a prompt is sent) would
         # otherwise import and spawn it while the import holds the interpreter (70 ms).
         asyncio.get_running_loop().run_in_executor(None, int)
-        preload()
+        agent = self.pitui.agent
+        preload(agent.route if agent is not None else None)
 
     # ------------------------------------------------------------------ prompts
 

@@ -1,0 +1,267 @@
+"""HTTP for the native APIs: one httpx client (HTTP/1.1 keep-alive) on the provider loop, a
+streamed POST read as server-sent events, and every failure as a :class:`ProviderError` whose
+message is the provider's own words or one plain sentence (never a library's hint or a repr).
+
+Timeouts: connecting gives up after ``connect_timeout``; once connected, a stream that sends
+nothing at all for ``idle_timeout`` seconds (keep-alive pings count as something) is a
+retryable "the stream stalled". There is no limit on a reply's total length.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+
+from pitui.llm.call import CONNECT_TIMEOUT, IDLE_TIMEOUT
+from pitui.llm.errors import ProviderError, parse_retry_after
+
+ERROR_BODY_LIMIT = 256 * 1024
+"""Bytes of an error response read for its message."""
+KEEPALIVE_SECONDS = 30.0
+
+_decode = msgspec.json.Decoder().decode
+_client: httpx.AsyncClient | None = None
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def client() -> httpx.AsyncClient:
+    """The shared client (use it on the provider loop only: its connections belong there)."""
+    global _client
+    if _client is None or _client.is_closed:
+        _client = httpx.AsyncClient(
+            http1=True,
+            http2=False,
+            follow_redirects=False,
+            limits=httpx.Limits(
+                max_connections=32, max_keepalive_connections=8, keepalive_expiry=KEEPALIVE_SECONDS
+            ),
+        )
+    return _client
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    return msgspec.json.encode(body)
+
+
+def decode_json(data: str | bytes) -> Any:
+    """A JSON value (None when it is not JSON); msgspec first, json for what it refuses."""
+    try:
+        return _decode(data)
+    except (msgspec.DecodeError, ValueError):
+        pass
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _host(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.netloc or url
+
+
+_ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")
+
+
+def _reason(exc: BaseException) -> str:
+    """What an OS or TLS error says, without ``[Errno N]`` or object reprs."""
+    while exc.__cause__ is not None and not str(exc):
+        exc = exc.__cause__
+    text = str(exc) or type(exc).__name__
+    text = _ERRNO.sub("", text.splitlines()[0] if text else "")
+    text = re.sub(r"<[^<>]*object at 0x[0-9a-f]+>", "", text)
+    text = re.sub(r"\s+", " ", text).strip(" :,")
+    return text or "no answer"
+
+
+def connection_error(exc: httpx.HTTPError, url: str, idle_timeout: float) -> ProviderError:
+    """The sentence for an httpx failure (connecting, reading, a cut stream)."""
+    host = _host(url)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return ProviderError(f"Connection error: {host} did not answer (timed out).", retryable=True)
+    if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
+        return ProviderError(
+            f"The stream stalled: {host} sent nothing for {idle_timeout:g} s (timed out).",
+            retryable=True,
+        )
+    if isinstance(exc, httpx.ConnectError):
+        reason = _reason(exc)
+        if "certificate" in reason.lower() or "ssl" in reason.lower():
+            return ProviderError(
+                f"Connection error: the TLS handshake with {host} failed ({reason}).",
+                retryable=False,
+            )
+        return ProviderError(f"Connection error: {host}: {reason}.", retryable=True)
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return ProviderError(
+            f"Connection error: {host} closed the connection before the reply was complete "
+            f"({_reason(exc)}).",
+            retryable=True,
+        )
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return ProviderError(f"The API address {url!r} is not a valid http(s) URL.", retryable=False)
+    return ProviderError(f"Connection error: {host}: {_reason(exc)}.", retryable=True)
+
+
+def body_message(body: Any) -> str | None:
+    """The human sentence of a provider's error body (Anthropic, OpenAI, Gemini, Ollama,
+    OpenRouter's ``metadata.raw`` with the upstream provider's own words)."""
+    if isinstance(body, list) and body:
+        body = body[0]  # Gemini's streaming errors come as a one-element array
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return error
+    if not isinstance(error, dict):
+        return None
+    message = error.get("message") or body.get("message") or body.get("detail")
+    if not isinstance(message, str) or not message:
+        return None
+    metadata = error.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str) and raw:
+        inner = decode_json(raw)
+        detail = body_message(inner) if isinstance(inner, dict) else raw
+        if detail and detail != message:
+            message = f"{message}: {detail}"
+    return message
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def status_error(status: int, reason: str, raw: bytes, headers: httpx.Headers) -> ProviderError:
+    """A refused request: the provider's words from its body, else the HTTP reason."""
+    body = decode_json(raw) if raw else None
+    spoken = body_message(body)
+    if spoken is None:
+        text = raw.decode("utf-8", "replace").strip()
+        spoken = text if text and not text.startswith("<") else f"{status} {reason}".strip()
+    error_type = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        kind = body["error"].get("type") or body["error"].get("status")
+        error_type = kind if isinstance(kind, str) else None
+    return ProviderError(
+        one_line(spoken),
+        status,
+        retry_after=parse_retry_after(headers.get("retry-after")),
+        body=body,
+        error_type=error_type,
+    )
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    name: str | None
+    data: str
+
+
+async def sse_events(lines: AsyncIterator[bytes]) -> AsyncIterator[SseEvent]:
+    """Server-sent events from a byte stream (``event:`` and ``data:`` lines, comments
+    skipped, multi-line data joined)."""
+    name: str | None = None
+    data: list[str] = []
+    async for raw in lines:
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if not line:
+            if data:
+                yield SseEvent(name, "\n".join(data))
+            name, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            name = value
+    if data:
+        yield SseEvent(name, "\n".join(data))
+
+
+async def _lines(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The response body split into lines (``\\n``-terminated, the last one maybe not)."""
+    pending = b""
+    async for chunk in response.aiter_bytes():
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line + b"\n"
+    if pending:
+        yield pending
+
+
+@contextlib.asynccontextmanager
+async def open_stream(
+    request: HttpRequest,
+    *,
+    idle_timeout: float = IDLE_TIMEOUT,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> AsyncIterator[AsyncIterator[bytes]]:
+    """POST ``request`` and yield its body as lines; a refusal raises :class:`ProviderError`
+    with the provider's words, a connection problem with a plain sentence."""
+    timeout = httpx.Timeout(
+        connect=connect_timeout or None,
+        read=idle_timeout or None,
+        write=idle_timeout or None,
+        pool=connect_timeout or None,
+    )
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    headers.update(request.headers)
+    try:
+        async with client().stream(
+            "POST", request.url, content=encode_body(request.body), headers=headers,
+            timeout=timeout,
+        ) as response:
+            if response.status_code >= 400:
+                raw = b""
+                with contextlib.suppress(httpx.HTTPError):
+                    async for chunk in response.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > ERROR_BODY_LIMIT:
+                            break
+                raise status_error(
+                    response.status_code, response.reason_phrase, raw, response.headers
+                )
+            yield _guarded(_lines(response), request.url, idle_timeout)
+    except httpx.HTTPError as exc:
+        raise connection_error(exc, request.url, idle_timeout) from None
+
+
+async def _guarded(
+    lines: AsyncIterator[bytes], url: str, idle_timeout: float
+) -> AsyncIterator[bytes]:
+    """``lines`` with httpx's failures while reading turned into :class:`ProviderError`."""
+    try:
+        async for line in lines:
+            yield line
+    except httpx.HTTPError as exc:
+        raise connection_error(exc, url, idle_timeout) from None
+
+
+def stream_ended_early(host_url: str) -> ProviderError:
+    """The body ended without the API's closing event: the reply is incomplete."""
+    return ProviderError(
+        f"Connection error: the stream from {_host(host_url)} ended before the reply was "
+        "complete.",
+        retryable=True,
+    )
