@@ -144,7 +144,11 @@ class AgentSession:
         self._invalid_arguments: dict[str, str] = {}
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".").resolve()
-        self.tools = tools if tools is not None else default_tools()
+        self.tools = (
+            tools
+            if tools is not None
+            else default_tools(self.settings.tools.read.line_numbers)
+        )
         self.retry = RetrySettings.from_settings(self.settings)
         projection = store.project()
         recorded = projection.model

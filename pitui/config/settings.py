@@ -80,8 +80,15 @@ class BashSettings(_Section, kw_only=True):
     credentials."""
 
 
+class ReadSettings(_Section, kw_only=True):
+    line_numbers: bool = False
+    """Number the lines ``read`` shows (like ``cat -n``). Off by default, as in pi 1.6: the
+    numbers cost about an eighth more input tokens on a typical source file."""
+
+
 class ToolSettings(_Section, kw_only=True):
     bash: BashSettings = msgspec.field(default_factory=BashSettings)
+    read: ReadSettings = msgspec.field(default_factory=ReadSettings)
 
 
 class CheckpointConfig(_Section, kw_only=True):
@@ -123,13 +130,16 @@ class ModelSettings(_Section, kw_only=True):
     """$ per million tokens written to the prompt cache."""
     api_base: str | None = None
     """Where this model is served (a local server, a proxy); its own endpoint when unset."""
-    api: Literal[
-        "anthropic-messages",
-        "openai-completions",
-        "openai-responses",
-        "google-generative-ai",
-        "litellm",
-    ] | None = None
+    api: (
+        Literal[
+            "anthropic-messages",
+            "openai-completions",
+            "openai-responses",
+            "google-generative-ai",
+            "litellm",
+        ]
+        | None
+    ) = None
     """The wire API a custom model speaks (its provider's own when unset; ``litellm``: through
     litellm)."""
     num_ctx: Positive | None = None

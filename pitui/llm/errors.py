@@ -161,149 +161,6 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     return parse_retry_after(value)
 
 
-_PREFIX = re.compile(r"^(throttling error|service unavailable):", re.I)
-_OVERFLOW_EXCLUDED = re.compile(r"rate limit|too many requests", re.I)
-_OVERFLOW_PATTERNS = [
-    r"prompt (is )?too long",
-    r"input is too long for requested model",
-    r"exceeds the context window",
-    r"input token count.*exceeds the maximum",
-    r"maximum prompt length is \d+",
-    r"reduce the length of the messages",
-    r"maximum context length is \d+ tokens",
-    r"exceeds the limit of \d+",
-    r"exceeds the available context size",
-    r"greater than the context length",
-    r"context window exceeds limit",
-    r"exceeded model token limit",
-    r"too large for model with \d+ maximum context length",
-    r"model_context_window_exceeded",
-    r"context[_ ]length[_ ]exceeded",
-    r"too many tokens",
-    r"token limit exceeded",
-    r"prompt exceeds max length",
-    r"request_too_large",
-    r"exceeds (the )?(model'?s )?maximum context length",
-    r"context window exceeded",
-    r"exceeds (the )?maximum allowed input length of \d+ tokens",
-    r"input \(\d+ tokens\) is longer than the model'?s context length",
-    r"prompt has \d+ tokens, but the configured context size is \d+ tokens",
-    r"prompt too long; exceeded (max )?context length",
-    r"range of input length should be",
-    r"^\w[\w ]* api error \(413\):",
-    r"^413\b",
-]
-_OVERFLOW = re.compile("|".join(f"(?:{p})" for p in _OVERFLOW_PATTERNS), re.I)
-
-_QUOTA = re.compile(
-    r"insufficient_quota|quota exceeded|exceeded your current quota|billing|out of budget|"
-    r"available balance|credit balance|usage limit",
-    re.I,
-)
-_RETRYABLE = re.compile(
-    r"overloaded|rate.?limit|too many requests|(?<!\d)(?:429|500|502|503|504|520|524)(?!\d)|"
-    r"service.?unavailable|server.?error|internal.?error|connection.?error|"
-    r"connection.?refused|connection.?reset|econnreset|other side closed|fetch failed|"
-    r"upstream.?connect|reset before headers|terminated|retry delay|timed? ?out|timeout|"
-    r"socket hang up|network error|stream ended|incomplete chunked read|peer closed|"
-    r"provider returned error|remote ?protocol ?error|server disconnected",
-    re.I,
-)
-
-
-class ProviderError(Exception):
-    """A request the provider refused, or that failed on the way (the native APIs).
-
-    ``message`` is one line: the provider's own words (from its error body or error event),
-    or a sentence saying what happened to the connection. ``status`` is the HTTP status (or
-    the status the provider's error type stands for); ``retryable`` is set when the failure
-    is known to be transient (a cut or stalled stream, a refused connection) or known not to
-    be (a TLS failure)."""
-
-    def __init__(
-        self,
-        message: str,
-        status: int | None = None,
-        *,
-        retry_after: float | None = None,
-        retryable: bool | None = None,
-        body: Any = None,
-        error_type: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.retry_after = retry_after
-        self.retryable = retryable
-        self.body = body
-        self.error_type = error_type
-
-    def __str__(self) -> str:
-        return self.message
-
-
-@dataclass(frozen=True)
-class ErrorInfo:
-    """What went wrong, in one sentence, and what the agent should do about it."""
-
-    kind: str  # "overflow" | "retryable" | "auth" | "model" | "other"
-    message: str
-    retry_after: float | None = None
-    status: int | None = None
-
-
-def is_overflow_message(message: str) -> bool:
-    text = message.strip()
-    if _OVERFLOW_EXCLUDED_PREFIX.search(text) or _OVERFLOW_EXCLUDED.search(text):
-        return False
-    return bool(_OVERFLOW.search(text))
-
-
-def is_retryable_message(message: str) -> bool:
-    if _QUOTA.search(message) or is_overflow_message(message):
-        return False
-    return bool(_RETRYABLE.search(message))
-
-
-def _status(exc: BaseException) -> int | None:
-    for attr in ("status_code", "code"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int):
-            return value
-        if isinstance(value, str) and value.isdigit():
-            return int(value)
-    return None
-
-
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """The wait a refusal asks for (``retry-after``, in seconds or as an HTTP date), from the
-    response headers litellm keeps; None when it says none."""
-    headers: Any = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after") or headers.get("Retry-After")
-    except AttributeError:
-        return None
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        pass
-    # An HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT"): wait until then.
-    try:
-        when = email.utils.parsedate_to_datetime(str(value))
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
 _PREFIX = re.compile(
     r"^(?:litellm\.)?\w*(?:Error|Exception|Timeout)\s*(?:[:-]\s*)|^\w+(?:Error|Exception) - "
 )
@@ -342,8 +199,13 @@ def error_body(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _body_message(body: dict[str, Any]) -> str | None:
-    """The human sentence of an error body (Anthropic, OpenAI, Gemini, Ollama, OpenRouter)."""
+def body_message(body: Any) -> str | None:
+    """The human sentence of a provider's error body (Anthropic, OpenAI, Gemini, Ollama, and
+    OpenRouter's ``metadata.raw`` with the upstream provider's own words)."""
+    if isinstance(body, list) and body:
+        body = body[0]  # Gemini's streamed errors come as a one-element array
+    if not isinstance(body, dict):
+        return None
     error = body.get("error", body)
     if isinstance(error, str):
         return error
@@ -356,7 +218,7 @@ def _body_message(body: dict[str, Any]) -> str | None:
     raw = metadata.get("raw") if isinstance(metadata, dict) else None
     if isinstance(raw, str) and raw:
         inner = _json_in(raw)
-        detail = _body_message(inner) if isinstance(inner, dict) else raw
+        detail = body_message(inner) if isinstance(inner, dict) else raw
         if detail and detail != message:
             message = f"{message}: {detail}"
     return message
@@ -370,7 +232,7 @@ def _clean(message: str) -> str:
     text = re.sub(r"\s*Received Model Group=.*$", "", text)
     body = error_body(text)
     if body is not None:
-        spoken = _body_message(body)
+        spoken = body_message(body)
         if spoken:
             text = " ".join(spoken.split())
     text = _BYTES.sub(_decoded_bytes, text)

@@ -6,6 +6,7 @@ is litellm itself (seconds, see :mod:`pitui.llm.lazy`). Nothing else imports eit
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from pitui.llm import apis, lazy
@@ -25,10 +26,8 @@ def preload(target: Route | None) -> None:
 
 
 def _load_quietly(api: str) -> None:
-    try:
+    with contextlib.suppress(Exception):  # the request imports it again and reports errors
         apis.preload(api)
-    except Exception:  # the request imports it again and reports what goes wrong
-        pass
 
 
 async def ready(target: Route | None) -> None:

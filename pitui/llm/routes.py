@@ -222,6 +222,7 @@ def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) 
             adaptive_thinking=claude_is_adaptive(model_id),
             interleaved_thinking=not claude_is_adaptive(model_id),
             bearer_auth=True,
+            reported_cost=True,
         )
         return Route(
             ANTHROPIC_MESSAGES,
@@ -275,12 +276,21 @@ def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) 
     return _litellm_route(info, claude)
 
 
-#: pi's api name for the providers litellm serves (where pi has one).
+#: The providers always served through litellm, with the api name stored for them (what
+#: litellm speaks to them: Bedrock's Converse, Vertex's Gemini, OpenAI-style chat for the rest).
 LITELLM_APIS = {
     "bedrock": "bedrock-converse-stream",
     "vertex_ai": "google-vertex",
-    "azure": "azure-openai-responses",
-    "mistral": "mistral-conversations",
+    "azure": OPENAI_COMPLETIONS,
+    "azure_ai": OPENAI_COMPLETIONS,
+    "mistral": OPENAI_COMPLETIONS,
+    "cohere": OPENAI_COMPLETIONS,
+    "cohere_chat": OPENAI_COMPLETIONS,
+    "perplexity": OPENAI_COMPLETIONS,
+    "dashscope": OPENAI_COMPLETIONS,
+    "sagemaker": OPENAI_COMPLETIONS,
+    "watsonx": OPENAI_COMPLETIONS,
+    "databricks": OPENAI_COMPLETIONS,
 }
 
 

@@ -21,7 +21,7 @@ import httpx
 import msgspec
 
 from pitui.llm.call import CONNECT_TIMEOUT, IDLE_TIMEOUT
-from pitui.llm.errors import ProviderError, parse_retry_after
+from pitui.llm.errors import ProviderError, body_message, parse_retry_after
 
 ERROR_BODY_LIMIT = 256 * 1024
 """Bytes of an error response read for its message."""
@@ -92,7 +92,9 @@ def connection_error(exc: httpx.HTTPError, url: str, idle_timeout: float) -> Pro
     """The sentence for an httpx failure (connecting, reading, a cut stream)."""
     host = _host(url)
     if isinstance(exc, httpx.ConnectTimeout):
-        return ProviderError(f"Connection error: {host} did not answer (timed out).", retryable=True)
+        return ProviderError(
+            f"Connection error: {host} did not answer (timed out).", retryable=True
+        )
     if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
         return ProviderError(
             f"The stream stalled: {host} sent nothing for {idle_timeout:g} s (timed out).",
@@ -113,33 +115,10 @@ def connection_error(exc: httpx.HTTPError, url: str, idle_timeout: float) -> Pro
             retryable=True,
         )
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return ProviderError(f"The API address {url!r} is not a valid http(s) URL.", retryable=False)
+        return ProviderError(
+            f"The API address {url!r} is not a valid http(s) URL.", retryable=False
+        )
     return ProviderError(f"Connection error: {host}: {_reason(exc)}.", retryable=True)
-
-
-def body_message(body: Any) -> str | None:
-    """The human sentence of a provider's error body (Anthropic, OpenAI, Gemini, Ollama,
-    OpenRouter's ``metadata.raw`` with the upstream provider's own words)."""
-    if isinstance(body, list) and body:
-        body = body[0]  # Gemini's streaming errors come as a one-element array
-    if not isinstance(body, dict):
-        return None
-    error = body.get("error", body)
-    if isinstance(error, str):
-        return error
-    if not isinstance(error, dict):
-        return None
-    message = error.get("message") or body.get("message") or body.get("detail")
-    if not isinstance(message, str) or not message:
-        return None
-    metadata = error.get("metadata")
-    raw = metadata.get("raw") if isinstance(metadata, dict) else None
-    if isinstance(raw, str) and raw:
-        inner = decode_json(raw)
-        detail = body_message(inner) if isinstance(inner, dict) else raw
-        if detail and detail != message:
-            message = f"{message}: {detail}"
-    return message
 
 
 def one_line(text: str, limit: int = 500) -> str:
@@ -229,7 +208,10 @@ async def open_stream(
     headers.update(request.headers)
     try:
         async with client().stream(
-            "POST", request.url, content=encode_body(request.body), headers=headers,
+            "POST",
+            request.url,
+            content=encode_body(request.body),
+            headers=headers,
             timeout=timeout,
         ) as response:
             if response.status_code >= 400:
@@ -261,7 +243,6 @@ async def _guarded(
 def stream_ended_early(host_url: str) -> ProviderError:
     """The body ended without the API's closing event: the reply is incomplete."""
     return ProviderError(
-        f"Connection error: the stream from {_host(host_url)} ended before the reply was "
-        "complete.",
+        f"Connection error: the stream from {_host(host_url)} ended before the reply was complete.",
         retryable=True,
     )

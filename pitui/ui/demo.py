@@ -27,7 +27,6 @@ from pitui.agent.session import AgentSession
 from pitui.agent.system_prompt import build_sections, system_patch
 from pitui.agent.tools import default_tools
 from pitui.agent.tools.edit import unified_diff
-from pitui.agent.tools.read import format_line
 from pitui.compaction.file_ops import FileOps, format_file_operations
 from pitui.compaction.prepare import projected_context_tokens
 from pitui.compaction.serialize import serialize_conversation
@@ -294,7 +293,7 @@ class _Writer:
 
 
 def _read_output(text: str) -> str:
-    return "\n".join(format_line(i, line) for i, line in enumerate(text.splitlines(), 1))
+    return "\n".join(text.splitlines())  # the read tool's output (pi's: no line numbers)
 
 
 def _edit_details(path: str, before: str, after: str) -> dict[str, Any]:

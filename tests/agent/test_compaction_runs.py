@@ -13,7 +13,9 @@ from pitui.agent.compactor import CompactionFailed
 from pitui.agent.events import AgentEvent, CompactionEnd, CompactionStart
 from pitui.agent.session import AgentSession
 from pitui.config.settings import Settings
-from pitui.llm.convert import to_litellm_messages
+from pitui.llm.apis import openai_completions
+from pitui.llm.reply import ReplyBuilder
+from pitui.llm.stream import build_call
 from pitui.session import SessionStore
 
 SUMMARY = "## Goal\nKeep going.\n\n## Progress\n### Done\n- [x] earlier work"
@@ -83,7 +85,13 @@ async def test_threshold_compaction_between_turns(tmp_path: Path, llm: ScriptedL
     projection = agent.store.project(result.entry_ids[-1])
     before_reply = agent.store.node(result.entry_ids[-1]).parent
     assert before_reply is not None
-    expected = to_litellm_messages(agent.store.project(before_reply.id).messages, "openai")
+    context = agent.store.project(before_reply.id)
+    info, target = agent.model_info, agent.route
+    assert info is not None and target is not None
+    call = build_call(
+        info, context.messages, context.tools, agent.call_options(), ReplyBuilder(info, target)
+    )
+    expected = openai_completions.messages(call)
     sent = llm.requests[-1].body["messages"]
     assert [{k: v for k, v in m.items() if v is not None} for m in sent] == [
         {k: v for k, v in m.items() if v is not None} for m in expected

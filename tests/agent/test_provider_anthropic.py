@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.providers.anthropic import (
+    API_KEY,
     AnthropicServer,
     Redacted,
     Text,
@@ -287,3 +289,68 @@ async def test_prompt_too_long_compacts_and_retries_once(
     assert result.ok, result.error
     assert any(n.type == "compaction" for n in agent.store.path_to())
     assert assistants(agent)[-1]["content"][-1]["text"] == "After compaction."
+
+
+async def test_a_stream_that_goes_silent_is_retried_as_stalled(
+    tmp_path: Path, claude: AnthropicServer
+) -> None:
+    agent = make_agent(tmp_path, claude, thinking="off", httpIdleTimeoutMs=300)
+    claude.script(
+        reply(Text("This reply stops halfway."), stall_after=3, stall_seconds=5),
+        text("The retried answer."),
+    )
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    result = await agent.prompt("hi")
+    assert result.ok, result.error
+    retries = [e for e in events if isinstance(e, RetryScheduled)]
+    assert len(retries) == 1 and "stalled" in retries[0].error
+    assert "sent nothing for 0.3 s" in retries[0].error
+    assert assistants(agent)[-1]["content"] == [{"type": "text", "text": "The retried answer."}]
+    assert len(claude.requests) == 2
+
+
+async def test_pings_keep_a_slow_stream_alive(tmp_path: Path, claude: AnthropicServer) -> None:
+    agent = make_agent(tmp_path, claude, thinking="off", httpIdleTimeoutMs=300)
+    claude.script(
+        reply(
+            Text("Thinking long, but pinging."), stall_after=3, stall_seconds=1.0, stall_pings=True
+        )
+    )
+    result = await agent.prompt("hi")
+    assert result.ok, result.error
+    assert assistants(agent)[-1]["content"] == [
+        {"type": "text", "text": "Thinking long, but pinging."}
+    ]
+    assert len(claude.requests) == 1
+
+
+async def test_claude_opus_4_7_thinks_adaptively_with_pis_effort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    with AnthropicServer(max_output=128_000) as server:
+        project = tmp_path / "project"
+        project.mkdir()
+        agent = AgentSession(
+            SessionStore.create(tmp_path / "sessions", str(project)),
+            cwd=project,
+            model="anthropic/claude-opus-4-7",
+            api_base=server.base_url,
+            thinking="high",
+            settings=Settings.from_dict(FAST),
+        )
+        server.script(
+            reply(Thinking("Look first."), ToolUse("bash", {"command": "ls"})),
+            reply(Thinking("Now answer."), Text("Nothing here.")),
+        )
+        result = await agent.prompt("what is here?")
+        assert result.ok, result.error
+        for request in server.requests:
+            assert request.body["thinking"] == {"type": "adaptive", "display": "summarized"}
+            assert request.body["output_config"] == {"effort": "high"}  # high, not xhigh
+            assert request.header("anthropic-beta") is None
+            assert request.thinking_dropped is False  # adaptive thinking interleaves
+        first, second = assistants(agent)
+        assert first["content"][0]["thinking"] == "Look first."
+        assert second["content"][0]["thinking"] == "Now answer."

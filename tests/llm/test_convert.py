@@ -1,4 +1,6 @@
-"""Projected pi messages → the OpenAI-style request messages litellm takes (no network)."""
+"""Projected pi messages → a request's messages: pi's rules for every API
+(:func:`pitui.llm.context.build_context`), in OpenAI chat's shape (``openai-completions``),
+Claude's (``anthropic-messages``) and litellm's (its routes). No network."""
 
 from __future__ import annotations
 
@@ -7,11 +9,39 @@ from typing import Any
 
 import pytest
 
-from pitui.llm.convert import to_litellm_messages, to_litellm_tools
-from pitui.llm.models import ModelRef
-from pitui.llm.providers import route_for
+from pitui.llm.apis import anthropic_messages, api_module, openai_completions
+from pitui.llm.call import Call
+from pitui.llm.fallback.convert import to_litellm_messages as litellm_messages
+from pitui.llm.models import ModelRef, model_info
+from pitui.llm.reply import ReplyBuilder
+from pitui.llm.routes import route
+from pitui.llm.stream import CallOptions, build_call
 
-NO_RESULT = "No result provided"
+# A call without a result gets pi's synthetic error result; chat models read it as an error.
+NO_RESULT = "Error: No result provided"
+CHAT = "openai/gpt-4.1"
+CLAUDE = "anthropic/claude-sonnet-4-5"
+
+
+def call_for(
+    messages: list[dict[str, Any]], model: str = CHAT, tools: list[Any] | None = None
+) -> Call:
+    info = model_info(ModelRef.parse(model))
+    target = route(info)
+    api = api_module(target.api) if target.native else None
+    return build_call(info, messages, tools or [], CallOptions(), ReplyBuilder(info, target), api)
+
+
+def chat(messages: list[dict[str, Any]], model: str = CHAT) -> list[dict[str, Any]]:
+    """The request's messages for ``model`` in its API's shape (chat-like APIs only)."""
+    call = call_for(messages, model)
+    if not call.route.native:
+        return litellm_messages(call.context, call.route)
+    return openai_completions.messages(call)
+
+
+def claude(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return anthropic_messages.messages(call_for(messages, CLAUDE))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +141,7 @@ def test_leading_system_message_from_replayed_sections() -> None:
         system({"preamble": "You are pitui.", "cwd": "<cwd>\n/p\n</cwd>"}),
         user("hi"),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert out[0] == {"role": "system", "content": "You are pitui.\n\n<cwd>\n/p\n</cwd>"}
     assert out[1] == {"role": "user", "content": "hi"}
 
@@ -125,7 +155,7 @@ def test_later_system_patches_are_folded_into_the_leading_message() -> None:
         user("two"),
         system({"extra": "E"}),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["system", "user", "assistant", "user"]
     # Patched section keeps its place, removed one is gone, new one comes last.
     assert out[0]["content"] == "P\n\nR2\n\nE"
@@ -133,23 +163,23 @@ def test_later_system_patches_are_folded_into_the_leading_message() -> None:
 
 
 def test_system_content_text_comes_before_sections() -> None:
-    out = to_litellm_messages([system({"a": "A"}, content="Head"), user("x")])
+    out = chat([system({"a": "A"}, content="Head"), user("x")])
     assert out[0] == {"role": "system", "content": "Head\n\nA"}
 
 
 def test_no_system_message_without_one() -> None:
-    out = to_litellm_messages([user("hi")])
+    out = chat([user("hi")])
     assert out == [{"role": "user", "content": "hi"}]
 
 
 def test_no_system_message_when_system_messages_carry_only_tools() -> None:
     tool = {"name": "read", "description": "Read", "parameters": {"type": "object"}}
-    out = to_litellm_messages([system(tools=[tool]), user("hi")])
+    out = chat([system(tools=[tool]), user("hi")])
     assert roles(out) == ["user"]
 
 
 def test_empty_conversation() -> None:
-    assert to_litellm_messages([]) == []
+    assert chat([]) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,16 +187,16 @@ def test_empty_conversation() -> None:
 
 
 def test_user_string_content_stays_a_string() -> None:
-    assert to_litellm_messages([user("hello")]) == [{"role": "user", "content": "hello"}]
+    assert chat([user("hello")]) == [{"role": "user", "content": "hello"}]
 
 
 def test_user_text_blocks_become_one_string() -> None:
-    out = to_litellm_messages([user([text("a"), text("b")])])
+    out = chat([user([text("a"), text("b")])])
     assert out == [{"role": "user", "content": "a\nb"}]
 
 
 def test_user_text_and_image_become_content_parts_with_data_urls() -> None:
-    out = to_litellm_messages([user([text("look"), image("AAAA", "image/jpeg"), image("BBBB")])])
+    out = chat([user([text("look"), image("AAAA", "image/jpeg"), image("BBBB")])])
     assert out == [
         {
             "role": "user",
@@ -188,7 +218,7 @@ def test_custom_messages_are_user_messages() -> None:
         "timestamp": 5,
     }
     custom_blocks = dict(custom, content=[text("see"), image("CCCC")])
-    out = to_litellm_messages([custom, custom_blocks])
+    out = chat([custom, custom_blocks])
     assert out[0] == {"role": "user", "content": "remember this"}
     assert out[1] == {
         "role": "user",
@@ -215,7 +245,7 @@ def test_assistant_text_and_tool_call() -> None:
         result("c1", text("contents")),
         result("c2", text("a.py")),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["user", "assistant", "tool", "tool"]
     reply = out[1]
     assert reply["content"] == "Reading."
@@ -230,19 +260,19 @@ def test_assistant_text_and_tool_call() -> None:
 
 
 def test_assistant_tool_call_only_has_null_content() -> None:
-    out = to_litellm_messages([assistant(call("c1"), stop="toolUse"), result("c1", text("x"))])
+    out = chat([assistant(call("c1"), stop="toolUse"), result("c1", text("x"))])
     assert out[0]["content"] is None
     assert out[0]["tool_calls"][0]["function"]["arguments"] == "{}"
 
 
 def test_tool_call_arguments_keep_non_ascii() -> None:
-    out = to_litellm_messages([assistant(call("c1", "write", text="héllo"), stop="toolUse")])
+    out = chat([assistant(call("c1", "write", text="héllo"), stop="toolUse")])
     arguments = out[0]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(arguments) == {"text": "héllo"}
 
 
 def test_assistant_text_blocks_are_joined() -> None:
-    out = to_litellm_messages([assistant(text("a"), text("b"))])
+    out = chat([assistant(text("a"), text("b"))])
     assert out == [{"role": "assistant", "content": "a\nb"}]
 
 
@@ -255,14 +285,14 @@ def test_error_and_aborted_assistants_are_dropped_with_their_tool_results(stop: 
         user("again"),
         assistant(text("done")),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["user", "user", "assistant"]
     assert not any(m["role"] == "tool" for m in out)
     assert [m["content"] for m in out] == ["go", "again", "done"]
 
 
 def test_orphan_tool_result_without_its_call_is_dropped() -> None:
-    out = to_litellm_messages([user("hi"), result("ghost", text("x")), assistant(text("ok"))])
+    out = chat([user("hi"), result("ghost", text("x")), assistant(text("ok"))])
     assert roles(out) == ["user", "assistant"]
 
 
@@ -273,7 +303,7 @@ def test_missing_result_gets_synthetic_result_after_the_existing_ones() -> None:
         result("a", text("A")),
         user("next"),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["assistant", "tool", "tool", "tool", "user"]
     assert [(m["tool_call_id"], m["content"]) for m in out[1:4]] == [
         ("c", "C"),
@@ -283,7 +313,7 @@ def test_missing_result_gets_synthetic_result_after_the_existing_ones() -> None:
 
 
 def test_missing_results_at_the_end_of_the_conversation() -> None:
-    out = to_litellm_messages([user("x"), assistant(call("a"), call("b"), stop="toolUse")])
+    out = chat([user("x"), assistant(call("a"), call("b"), stop="toolUse")])
     assert roles(out) == ["user", "assistant", "tool", "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in out[2:]] == [
         ("a", NO_RESULT),
@@ -297,7 +327,7 @@ def test_missing_result_before_a_dropped_aborted_assistant() -> None:
         assistant(text("cut"), stop="aborted"),
         user("continue"),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["assistant", "tool", "user"]
     assert out[1] == {"role": "tool", "tool_call_id": "a", "content": NO_RESULT}
 
@@ -314,7 +344,7 @@ def test_every_tool_call_is_answered_exactly_once() -> None:
         result("c", text("C")),
         result("c", text("duplicate")),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     called = [c["id"] for m in out if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     answered = [m["tool_call_id"] for m in out if m["role"] == "tool"]
     assert called == ["a", "b", "c"]
@@ -327,7 +357,7 @@ def test_tool_result_with_is_error() -> None:
         result("a", text("file not found: x.py"), is_error=True),
         result("b", text("Error: permission denied"), is_error=True),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     first, second = out[1]["content"], out[2]["content"]
     assert first.startswith("Error")
     assert "file not found: x.py" in first
@@ -335,7 +365,7 @@ def test_tool_result_with_is_error() -> None:
 
 
 def test_tool_result_without_text_is_not_empty() -> None:
-    out = to_litellm_messages([assistant(call("a"), stop="toolUse"), result("a")])
+    out = chat([assistant(call("a"), stop="toolUse"), result("a")])
     assert out[1]["role"] == "tool"
     assert out[1]["content"]
 
@@ -347,11 +377,12 @@ def test_tool_result_images_follow_as_a_user_message() -> None:
         result("b", text("B")),
         assistant(text("I see a cat.")),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["assistant", "tool", "tool", "user", "assistant"]
     assert out[1] == {"role": "tool", "tool_call_id": "a", "content": "Read image p.png"}
     assert out[3]["content"] == [
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,IMG"}}
+        {"type": "text", "text": "Attached image(s) from tool result:"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,IMG"}},
     ]
 
 
@@ -361,10 +392,10 @@ def test_tool_result_images_come_after_synthetic_results() -> None:
         result("a", text("pic"), image("IMG")),
         user("next"),
     ]
-    out = to_litellm_messages(messages)
+    out = chat(messages)
     assert roles(out) == ["assistant", "tool", "tool", "user", "user"]
     assert out[2] == {"role": "tool", "tool_call_id": "b", "content": NO_RESULT}
-    assert out[3]["content"][0]["type"] == "image_url"
+    assert out[3]["content"][1]["type"] == "image_url"
     assert out[4] == {"role": "user", "content": "next"}
 
 
@@ -373,42 +404,40 @@ def test_tool_result_images_come_after_synthetic_results() -> None:
 
 
 def test_bash_execution_with_output() -> None:
-    out = to_litellm_messages([bash("ls -la", "a.py\nb.py")])
+    out = chat([bash("ls -la", "a.py\nb.py")])
     assert only_user_text(out) == "Ran `ls -la`\n```\na.py\nb.py\n```"
 
 
 def test_bash_execution_without_output() -> None:
-    out = to_litellm_messages([bash("true", "")])
+    out = chat([bash("true", "")])
     assert only_user_text(out) == "Ran `true`\n(no output)"
 
 
 def test_bash_execution_cancelled() -> None:
-    out = to_litellm_messages([bash("sleep 9", "", cancelled=True, exitCode=None)])
+    out = chat([bash("sleep 9", "", cancelled=True, exitCode=None)])
     assert only_user_text(out) == "Ran `sleep 9`\n(no output)\n\n(command cancelled)"
 
 
 def test_bash_execution_cancelled_wins_over_exit_code() -> None:
-    out = to_litellm_messages([bash("sleep 9", "x", cancelled=True, exitCode=130)])
+    out = chat([bash("sleep 9", "x", cancelled=True, exitCode=130)])
     text_out = only_user_text(out)
     assert text_out.endswith("\n\n(command cancelled)")
     assert "exited with code" not in text_out
 
 
 def test_bash_execution_non_zero_exit_code() -> None:
-    out = to_litellm_messages([bash("false", "oops", exitCode=1)])
+    out = chat([bash("false", "oops", exitCode=1)])
     assert only_user_text(out) == "Ran `false`\n```\noops\n```\n\nCommand exited with code 1"
 
 
 @pytest.mark.parametrize("code", [0, None])
 def test_bash_execution_zero_or_missing_exit_code_adds_nothing(code: int | None) -> None:
-    out = to_litellm_messages([bash("ls", "x", exitCode=code)])
+    out = chat([bash("ls", "x", exitCode=code)])
     assert only_user_text(out) == "Ran `ls`\n```\nx\n```"
 
 
 def test_bash_execution_truncated_with_full_output_path() -> None:
-    out = to_litellm_messages(
-        [bash("cat big", "tail", exitCode=2, truncated=True, fullOutputPath="/tmp/out.txt")]
-    )
+    out = chat([bash("cat big", "tail", exitCode=2, truncated=True, fullOutputPath="/tmp/out.txt")])
     assert only_user_text(out) == (
         "Ran `cat big`\n```\ntail\n```\n\nCommand exited with code 2"
         "\n\n[Output truncated. Full output: /tmp/out.txt]"
@@ -416,12 +445,12 @@ def test_bash_execution_truncated_with_full_output_path() -> None:
 
 
 def test_bash_execution_truncated_without_path_adds_nothing() -> None:
-    out = to_litellm_messages([bash("cat big", "tail", truncated=True)])
+    out = chat([bash("cat big", "tail", truncated=True)])
     assert only_user_text(out) == "Ran `cat big`\n```\ntail\n```"
 
 
 def test_bash_execution_excluded_from_context_is_dropped() -> None:
-    out = to_litellm_messages([user("a"), bash("secret", "x", excludeFromContext=True), user("b")])
+    out = chat([user("a"), bash("secret", "x", excludeFromContext=True), user("b")])
     assert out == [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
 
 
@@ -431,7 +460,7 @@ def test_bash_execution_excluded_from_context_is_dropped() -> None:
 
 def test_compaction_summary_in_summary_tags() -> None:
     message = {"role": "compactionSummary", "summary": "We did X.", "tokensBefore": 9}
-    content = only_user_text(to_litellm_messages([message]))
+    content = only_user_text(chat([message]))
     prefix, _, rest = content.partition("<summary>\n")
     assert prefix.endswith("\n\n") and prefix.strip()
     assert rest == "We did X.\n</summary>"
@@ -439,7 +468,7 @@ def test_compaction_summary_in_summary_tags() -> None:
 
 def test_branch_summary_in_summary_tags_without_newline_before_closing() -> None:
     message = {"role": "branchSummary", "summary": "Tried Y.", "fromId": "abc"}
-    content = only_user_text(to_litellm_messages([message]))
+    content = only_user_text(chat([message]))
     prefix, _, rest = content.partition("<summary>\n")
     assert prefix.endswith("\n\n") and prefix.strip()
     assert rest == "Tried Y.</summary>"  # pi's asymmetric suffix
@@ -452,14 +481,11 @@ def test_summary_and_conversation_order() -> None:
         user("q"),
         assistant(text("a")),
     ]
-    assert roles(to_litellm_messages(messages)) == ["system", "user", "user", "assistant"]
+    assert roles(chat(messages)) == ["system", "user", "user", "assistant"]
 
 
 # ---------------------------------------------------------------------------------------------
 # Thinking
-
-
-CLAUDE = route_for("anthropic/claude-sonnet-4-5")
 
 
 def _thinking_reply(
@@ -474,28 +500,30 @@ def _thinking_reply(
     return assistant(block, text("Answer."), provider=provider, model=model, api=api)
 
 
+OWN_CLAUDE = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
+
+
 def test_signed_thinking_goes_back_to_the_model_that_signed_it_in_order() -> None:
     reply = assistant(
         {"type": "thinking", "thinking": "First.", "thinkingSignature": "sig-1"},
         text("Let me look."),
         {"type": "thinking", "thinking": "Second.", "thinkingSignature": "sig-2"},
         call("c1"),
-        provider="anthropic",
-        model="claude-sonnet-4-5",
-        api="anthropic-messages",
         stopReason="toolUse",
+        **OWN_CLAUDE,
     )
-    out = to_litellm_messages([user("q"), reply, result("c1", text("x"))], CLAUDE)
+    out = claude([user("q"), reply, result("c1", text("x"))])
     assert out[1]["content"] == [
         {"type": "thinking", "thinking": "First.", "signature": "sig-1"},
         {"type": "text", "text": "Let me look."},
         {"type": "thinking", "thinking": "Second.", "signature": "sig-2"},
+        {"type": "tool_use", "id": "c1", "name": "read", "input": {}},
     ]
-    assert [c["id"] for c in out[1]["tool_calls"]] == ["c1"]
+    assert out[2]["content"][0]["type"] == "tool_result"
 
 
 def test_thinking_of_an_older_pitui_session_counts_as_the_models_own() -> None:
-    out = to_litellm_messages([user("q"), _thinking_reply(api="litellm")], CLAUDE)
+    out = claude([user("q"), _thinking_reply(api="litellm")])
     assert out[1]["content"][0] == {
         "type": "thinking",
         "thinking": "Let me think.",
@@ -504,31 +532,29 @@ def test_thinking_of_an_older_pitui_session_counts_as_the_models_own() -> None:
 
 
 @pytest.mark.parametrize(
-    ("stored", "target"),
+    ("stored", "model"),
     [
-        (_thinking_reply(), route_for("openai/gpt-4.1")),
+        (_thinking_reply(), CHAT),
         (_thinking_reply(model="claude-opus-4-5"), CLAUDE),
         (_thinking_reply(provider="openai", api="openai-completions"), CLAUDE),
-        (_thinking_reply(), route_for(ModelRef("", ""))),
+        (_thinking_reply(), "mistral/mistral-large-latest"),  # litellm's route
     ],
 )
-def test_thinking_never_goes_to_another_model(stored: dict[str, Any], target: Any) -> None:
-    out = to_litellm_messages([stored], target)
-    assert out[0]["content"] == "Answer."
+def test_thinking_never_goes_to_another_model(stored: dict[str, Any], model: str) -> None:
+    out = claude([user("q"), stored]) if model == CLAUDE else chat([user("q"), stored], model)
     assert "Let me think." not in json.dumps(out) and "sig-1" not in json.dumps(out)
+    assert "Answer." in json.dumps(out)
 
 
 def test_unsigned_thinking_not_forwarded() -> None:
-    out = to_litellm_messages([_thinking_reply(signature=None)], CLAUDE)
-    assert out[0]["content"] == "Answer."
-    assert "Let me think." not in json.dumps(out)
+    out = claude([user("q"), _thinking_reply(signature=None)])
+    assert out[1]["content"] == [{"type": "text", "text": "Answer."}]
 
 
 def test_thinking_only_assistant_is_not_sent_as_empty_message() -> None:
     block = {"type": "thinking", "thinking": "hmm", "thinkingSignature": "s"}
-    own = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
-    out = to_litellm_messages([user("q"), assistant(block, **own)], CLAUDE)
-    assert roles(out) == ["user"]
+    out = claude([user("q"), assistant(block, **OWN_CLAUDE)])
+    assert [m["role"] for m in out] == ["user"]
 
 
 def test_redacted_thinking_forwarded_with_data() -> None:
@@ -538,38 +564,64 @@ def test_redacted_thinking_forwarded_with_data() -> None:
         "thinkingSignature": "OPAQUE",
         "redacted": True,
     }
-    own = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
-    out = to_litellm_messages([assistant(block, text("Answer."), **own)], CLAUDE)
-    assert out[0]["content"] == [
+    out = claude([user("q"), assistant(block, text("Answer."), **OWN_CLAUDE)])
+    assert out[1]["content"] == [
         {"type": "redacted_thinking", "data": "OPAQUE"},
         {"type": "text", "text": "Answer."},
     ]
 
 
-def test_responses_reasoning_items_replayed_for_the_same_model() -> None:
-    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ENC"}
-    block = {"type": "thinking", "thinking": "", "thinkingSignature": json.dumps(item)}
-    own = {"provider": "openai", "model": "gpt-5-codex", "api": "openai-responses"}
-    reply = assistant(block, call("call_1"), stopReason="toolUse", **own)
-    out = to_litellm_messages([user("q"), reply], route_for("openai/gpt-5-codex"))
-    assert out[1]["reasoning_items"] == [item]
+def test_claude_tool_call_ids_are_made_valid_for_anthropic_and_stay_paired() -> None:
+    odd = "call_abc|fc_123.x"  # an OpenAI Responses id, refused by Anthropic's pattern
+    reply = assistant(call(odd), stopReason="toolUse", provider="openai", model="gpt-5")
+    out = claude([user("q"), reply, result(odd, text("done"))])
+    use = out[1]["content"][0]
+    assert use["type"] == "tool_use" and use["id"] == "call_abc_fc_123_x"
+    assert out[2]["content"][0]["tool_use_id"] == use["id"]
 
 
-def test_gemini_thought_signatures_on_tool_calls() -> None:
-    signed = {**call("c1"), "thoughtSignature": "SIG"}
-    own = {"provider": "google", "model": "gemini-2.5-pro", "api": "google-generative-ai"}
-    reply = assistant(signed, stopReason="toolUse", **own)
-    out = to_litellm_messages([user("q"), reply], route_for("gemini/gemini-2.5-pro"))
-    assert out[1]["tool_calls"][0]["provider_specific_fields"] == {"thought_signature": "SIG"}
-    other = to_litellm_messages([user("q"), reply], route_for("gemini/gemini-2.5-flash"))
-    assert "provider_specific_fields" not in other[1]["tool_calls"][0]
+def test_claude_tool_results_of_one_turn_are_one_user_message() -> None:
+    reply = assistant(call("a"), call("b"), stopReason="toolUse", **OWN_CLAUDE)
+    out = claude([user("q"), reply, result("a", text("A")), result("b", text("B"), is_error=True)])
+    assert [m["role"] for m in out] == ["user", "assistant", "user"]
+    assert out[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "A"}]},
+        {
+            "type": "tool_result",
+            "tool_use_id": "b",
+            "content": [{"type": "text", "text": "B"}],
+            "is_error": True,
+        },
+    ]
+
+
+def test_claude_images_of_an_error_result_follow_the_results() -> None:
+    reply = assistant(call("a"), stopReason="toolUse", **OWN_CLAUDE)
+    out = claude([user("q"), reply, result("a", text("bad"), image("IMG"), is_error=True)])
+    blocks = out[2]["content"]
+    assert blocks[0]["content"] == [
+        {"type": "text", "text": "bad\n(image attached after the tool results)"}
+    ]
+    assert blocks[-1] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "IMG"},
+    }
+
+
+def test_ollama_thinking_goes_back_in_the_field_it_came_in() -> None:
+    block = {"type": "thinking", "thinking": "Hmm.", "thinkingSignature": "reasoning"}
+    own = {"provider": "ollama", "model": "qwen3", "api": "openai-completions"}
+    out = chat([user("q"), assistant(block, text("A."), **own)], "ollama/qwen3")
+    assert out[1] == {"role": "assistant", "content": "A.", "reasoning": "Hmm."}
+    other = chat([user("q"), assistant(block, text("A."), **own)], "ollama/llama3")
+    assert other[1] == {"role": "assistant", "content": "A."}
 
 
 # ---------------------------------------------------------------------------------------------
 # Tools
 
 
-def test_to_litellm_tools_shape() -> None:
+def test_tool_declarations_shape() -> None:
     declarations = [
         {
             "name": "read",
@@ -580,8 +632,8 @@ def test_to_litellm_tools_shape() -> None:
         {"description": "nameless"},
         "garbage",
     ]
-    tools = to_litellm_tools(declarations)  # type: ignore[arg-type]
-    assert tools == [
+    call = call_for([user("hi")], CHAT, declarations)
+    assert openai_completions.tools(call) == [
         {
             "type": "function",
             "function": {
@@ -599,7 +651,10 @@ def test_to_litellm_tools_shape() -> None:
             },
         },
     ]
+    tools = anthropic_messages.request(call_for([user("hi")], CLAUDE, declarations)).body["tools"]
+    assert [t["name"] for t in tools] == ["read", "noop"]
+    assert tools[0]["input_schema"] == declarations[0]["parameters"]  # type: ignore[index]
 
 
-def test_to_litellm_tools_empty() -> None:
-    assert to_litellm_tools([]) == []
+def test_no_tools() -> None:
+    assert openai_completions.tools(call_for([user("hi")])) == []

@@ -72,7 +72,8 @@ import json, os, runpy, socket, sys, threading
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ.setdefault("LITELLM_LOG", "ERROR")
-import litellm  # noqa: F401  (the seconds every `python -m pitui` spends: once, here)
+# What every `python -m pitui -p` imports besides pitui itself: once, here.
+import httpx, msgspec, orjson, platformdirs  # noqa: E401, F401
 
 assert threading.active_count() == 1, "a thread would not survive fork()"
 server = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -122,8 +123,8 @@ runpy.run_module("pitui", run_name="__main__", alter_sys=True)
 
 
 class WarmPitui:
-    """``run_pitui`` through one interpreter that has imported litellm already (``import
-    litellm`` is most of a print-mode run's time): each run is a fork of it that becomes
+    """``run_pitui`` through one interpreter that has imported pitui's dependencies already
+    (httpx and the JSON libraries): each run is a fork of it that becomes
     ``python -m pitui ARGS`` with its own folder, environment, stdin, stdout and stderr, and
     ends with its own exit code (atexit handlers run, as in a fresh process). pitui itself is
     imported fresh by every run. For runs to their end; signals and timing need a real child

@@ -250,19 +250,87 @@ def test_max_tokens_must_exceed_the_budget(claude: AnthropicServer) -> None:
     )
 
 
-def post(server: AnthropicServer, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """A raw request (for what litellm itself never sends)."""
+def post(
+    server: AnthropicServer, body: dict[str, Any], beta: str | None = None
+) -> tuple[int, dict[str, Any]]:
+    """A raw request (for what litellm itself never sends); a 200 answer is its raw stream."""
+    headers = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01"}
+    if beta:
+        headers["anthropic-beta"] = beta
     request = urllib.request.Request(
         f"{server.base_url}/v1/messages",
         data=json.dumps(body).encode(),
-        headers={"x-api-key": API_KEY, "anthropic-version": "2023-06-01"},
+        headers=headers,
         method="POST",
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, {}
+            return response.status, {"stream": response.read().decode()}
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize("model", ["claude-opus-4-7", "claude-sonnet-5", "claude-opus-5-5"])
+def test_budget_thinking_is_refused_on_models_that_only_think_adaptively(
+    claude: AnthropicServer, model: str
+) -> None:
+    body = {
+        "model": model,
+        "max_tokens": 20_000,
+        "thinking": {"type": "enabled", "budget_tokens": 16_384},
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    status, answer = post(claude, body)
+    assert status == 400 and "thinking.type.enabled is not supported" in answer["error"]["message"]
+    claude.script(text("ok"))
+    adaptive = {**body, "thinking": {"type": "adaptive"}, "output_config": {"effort": "high"}}
+    assert post(claude, adaptive)[0] == 200
+
+
+def test_adaptive_thinking_and_unknown_efforts_and_betas_are_refused(
+    claude: AnthropicServer,
+) -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 2000,
+        "thinking": {"type": "adaptive"},
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    assert "adaptive is not supported" in post(claude, body)[1]["error"]["message"]
+    wild = {**body, "model": "claude-opus-4-7", "output_config": {"effort": "extreme"}}
+    assert "output_config.effort" in post(claude, wild)[1]["error"]["message"]
+    plain = {k: v for k, v in body.items() if k != "thinking"}
+    assert "anthropic-beta" in post(claude, plain, beta="made-up-2099")[1]["error"]["message"]
+
+
+def test_budget_thinking_after_tool_results_needs_the_interleaved_beta(
+    claude: AnthropicServer,
+) -> None:
+    blocks = [
+        {"type": "thinking", "thinking": "List it.", "signature": claude.sign("List it.")},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+    ]
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 20_000,
+        "thinking": {"type": "enabled", "budget_tokens": 16_384},
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": blocks},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": blocks[1]["id"], "content": "a"}
+                ],
+            },
+        ],
+    }
+    for beta, thinks in ((None, False), ("interleaved-thinking-2025-05-14", True)):
+        claude.script(reply(Thinking("It holds a."), Text("Only a.")))
+        status, answer = post(claude, body, beta)
+        assert status == 200
+        assert ("thinking_delta" in answer["stream"]) is thinks
+        assert claude.last.thinking_dropped is not thinks
 
 
 def test_at_most_four_cache_breakpoints(claude: AnthropicServer) -> None:

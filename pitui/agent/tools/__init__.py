@@ -58,9 +58,10 @@ __all__ = [
 ]
 
 
-def default_tools() -> list[Tool]:
-    """Fresh instances of the built-in tools, in pi's order: read, bash, edit, write."""
-    return [ReadTool(), BashTool(), EditTool(), WriteTool()]
+def default_tools(read_line_numbers: bool = False) -> list[Tool]:
+    """Fresh instances of the built-in tools, in pi's order: read, bash, edit, write
+    (``read_line_numbers``: the ``tools.read.lineNumbers`` setting)."""
+    return [ReadTool(read_line_numbers), BashTool(), EditTool(), WriteTool()]
 
 
 def tools_by_name(tools: Iterable[Tool] | None = None) -> dict[str, Tool]:

@@ -9,7 +9,6 @@ so they are loaded on first use, in a thread (:func:`load`), never on an event l
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Protocol, cast
@@ -42,22 +41,22 @@ class WireApi(Protocol):
 
 def api_module(api: str) -> WireApi:
     """The module speaking ``api`` (one of :data:`pitui.llm.routes.NATIVE_APIS`)."""
-    return cast(WireApi, importlib.import_module(MODULES[api]))
+    name = MODULES[api]
+    __import__(name)  # the interpreter's import statement: ``-X importtime`` logs it
+    return cast(WireApi, sys.modules[name])
 
 
 async def load(api: str) -> WireApi:
     """:func:`api_module`, imported in a thread the first time (httpx takes ~0.2 s)."""
-    name = MODULES[api]
-    if name not in sys.modules:
-        await asyncio.to_thread(importlib.import_module, name)
+    if MODULES[api] not in sys.modules:
+        await asyncio.to_thread(api_module, api)
     return api_module(api)
 
 
 def preload(api: str) -> None:
     """Import ``api``'s module (and httpx) ahead of the first request (call in a thread)."""
     if api in MODULES:
-        importlib.import_module(MODULES[api])
-        importlib.import_module("pitui.llm.transport")
+        api_module(api)
 
 
 def call_renamer(module: WireApi) -> Callable[[str], str] | None:

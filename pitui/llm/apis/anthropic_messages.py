@@ -18,8 +18,8 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pitui.llm.errors import ProviderError
 from pitui.llm.call import ADAPTIVE_EFFORT, CLAUDE_FALLBACK_MAX_TOKENS, Call, thinking_budget
+from pitui.llm.errors import ProviderError
 from pitui.llm.reply import ReplyBuilder
 from pitui.llm.transport import (
     HttpRequest,

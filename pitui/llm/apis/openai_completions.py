@@ -14,12 +14,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pitui.llm.errors import ProviderError
 from pitui.llm.call import REASONING_EFFORT, Call, data_url
+from pitui.llm.errors import ProviderError, body_message
 from pitui.llm.reply import ReplyBuilder
 from pitui.llm.transport import (
     HttpRequest,
-    body_message,
     decode_json,
     one_line,
     sse_events,
@@ -123,7 +122,9 @@ def messages(call: Call) -> list[dict[str, Any]]:
 
     def flush_images() -> None:
         if images:
-            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES}, *images]})
+            out.append(
+                {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES}, *images]}
+            )
             images.clear()
 
     for message in context.messages:
@@ -261,7 +262,12 @@ def _stream_error(error: Any) -> ProviderError:
     message = body_message({"error": error}) or "The provider reported an error mid-stream."
     code = error.get("code") if isinstance(error, dict) else None
     status = code if isinstance(code, int) and 100 <= code < 600 else None
-    return ProviderError(one_line(message), status, body={"error": error})
+    # The model failed while answering (Ollama's runner, an upstream provider): transient,
+    # unless the error carries a status that says the request itself is wrong.
+    transient = status is None or status >= 500 or status == 429
+    return ProviderError(
+        one_line(message), status, body={"error": error}, retryable=True if transient else None
+    )
 
 
 async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> None:
@@ -324,6 +330,8 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
     if not (done or finished):
         raise stream_ended_early(url)
     if details.items:
-        reply.thinking_signature(json.dumps(details.items, separators=(",", ":"), ensure_ascii=False))
+        reply.thinking_signature(
+            json.dumps(details.items, separators=(",", ":"), ensure_ascii=False)
+        )
     elif thinking_field is not None:
         reply.thinking_signature(thinking_field)

@@ -53,7 +53,11 @@ def _signed_block(block: dict[str, Any]) -> dict[str, Any] | None:
         return None  # unsigned thinking cannot be verified: the API refuses it
     if block.get("redacted"):
         return {"type": "redacted_thinking", "data": signature}
-    return {"type": "thinking", "thinking": str(block.get("thinking") or ""), "signature": signature}
+    return {
+        "type": "thinking",
+        "thinking": str(block.get("thinking") or ""),
+        "signature": signature,
+    }
 
 
 def _assistant(message: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from typing import Any
 
 from pitui.llm.call import Call
 from pitui.llm.fallback.convert import family
-from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.fallback.request import request_kwargs
+from pitui.llm.lazy import litellm, litellm_ready
 from pitui.llm.models import ModelInfo, in_litellm_table
 from pitui.llm.reply import ReplyBuilder
 

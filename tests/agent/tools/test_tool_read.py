@@ -1,4 +1,6 @@
-"""The read tool: numbering, limits and notes, binary files, images, errors."""
+"""The read tool: pi 1.6's plain output by default, numbering when ``tools.read.lineNumbers``
+is on, limits and notes, binary files, images, errors. Most tests run numbered (each line's
+number shows where it came from); the plain output has tests of its own."""
 
 from __future__ import annotations
 
@@ -29,7 +31,56 @@ def tiny_png() -> bytes:
 
 
 async def read(ctx: ToolContext, **args: Any) -> ToolResult:
+    return await execute(ReadTool(line_numbers=True), args, ctx)
+
+
+async def read_plain(ctx: ToolContext, **args: Any) -> ToolResult:
     return await execute(ReadTool(), args, ctx)
+
+
+async def test_the_default_is_pis_plain_text(ctx: ToolContext) -> None:
+    (ctx.cwd / "a.txt").write_text("first\n\tsecond\nthird\n")
+    result = await read_plain(ctx, path="a.txt")
+    assert result.text == "first\n\tsecond\nthird"
+    assert "line numbers" not in ReadTool().description
+    assert "line numbers" in ReadTool(line_numbers=True).description
+
+
+async def test_plain_output_notes_and_offsets(ctx: ToolContext) -> None:
+    (ctx.cwd / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    first = await read_plain(ctx, path="n.txt")
+    lines = first.text.split("\n")
+    assert lines[0] == "line 1" and lines[1999] == "line 2000"
+    assert lines[-1] == "[Showing lines 1-2000 of 3000. Use offset=2001 to continue.]"
+    part = await read_plain(ctx, path="n.txt", offset=10, limit=2)
+    assert part.text == "line 10\nline 11\n\n[2989 more lines in file. Use offset=12 to continue.]"
+
+
+async def test_plain_output_fits_more_of_a_wide_file_in_the_byte_limit(ctx: ToolContext) -> None:
+    (ctx.cwd / "w.txt").write_text("".join("x" * 99 + "\n" for _ in range(1000)))
+    plain = await read_plain(ctx, path="w.txt")
+    numbered_result = await read(ctx, path="w.txt")
+    assert plain.details is not None and numbered_result.details is not None
+    assert plain.details["endLine"] > numbered_result.details["endLine"]
+    assert plain.text.endswith(
+        "[Showing lines 1-512 of 1000 (50 KB limit). Use offset=513 to continue.]"
+    )
+
+
+def test_the_setting_numbers_the_agents_read_tool(tmp_path: Path) -> None:
+    from pitui.agent.session import AgentSession
+    from pitui.config.settings import Settings
+    from pitui.session import SessionStore
+
+    def read_tool(settings: dict[str, Any]) -> ReadTool:
+        store = SessionStore.create(tmp_path / "s", str(tmp_path))
+        agent = AgentSession(store, cwd=tmp_path, settings=Settings.from_dict(settings))
+        tool = next(t for t in agent.tools if t.name == "read")
+        assert isinstance(tool, ReadTool)
+        return tool
+
+    assert read_tool({}).line_numbers is False
+    assert read_tool({"tools": {"read": {"lineNumbers": True}}}).line_numbers is True
 
 
 def numbered(start: int, lines: list[str]) -> str:

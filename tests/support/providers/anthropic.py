@@ -8,6 +8,10 @@ Refused like the real API (status, ``{"type": "error", "error": {"type", "messag
 * no ``x-api-key`` (401 ``authentication_error``), no ``anthropic-version``, no ``max_tokens``;
 * ``thinking.budget_tokens`` under 1024, ``max_tokens <= budget_tokens``, ``max_tokens`` above the
   model's output limit, more than 4 ``cache_control`` breakpoints;
+* budget thinking (``{"type": "enabled"}``) on the models that only think adaptively (Claude
+  Opus 4.7 and later, every 5.x model), and ``{"type": "adaptive"}`` on models before 4.6;
+  an ``output_config.effort`` that is not ``low``, ``medium``, ``high``, ``xhigh`` or ``max``;
+  an unknown ``anthropic-beta`` feature;
 * a ``thinking`` block whose text or ``signature`` was changed, or whose signature is missing;
   a ``redacted_thinking`` block whose ``data`` was changed (signatures are HMACs of the thinking
   text under a key only this server knows);
@@ -16,6 +20,11 @@ Refused like the real API (status, ``{"type": "error", "error": {"type", "messag
 * a ``tool_use`` without a ``tool_result`` in the next message, a ``tool_result`` without its
   ``tool_use`` in the previous message;
 * a prompt larger than the context window ("prompt is too long: N tokens > M maximum").
+
+Like the real API, budget thinking without the ``interleaved-thinking-2025-05-14`` beta
+thinks only at the start of a turn: a reply to tool results then carries no thinking (the
+scripted thinking blocks are left out and ``request.thinking_dropped`` is set). Adaptive
+thinking interleaves by itself.
 
 Scripted failures: ``overloaded()`` (529), ``rate_limited(retry_after)`` (429 with
 ``retry-after``), ``too_long()``, and a reply with ``error_after=N`` (an ``error`` event after N
@@ -28,29 +37,16 @@ breakpoints (prefixes under ``min_cache_tokens`` are not cached). ``message_star
 ``input_tokens`` (after the last breakpoint), ``cache_creation_input_tokens`` and
 ``cache_read_input_tokens``. Tokens are chars/4 of each block's JSON.
 
-litellm facts (litellm 1.110.2, ``anthropic/`` with ``api_base`` = this server; pinned by
-``test_anthropic_server.py`` and the agent tests):
-
-* Requests go to ``{api_base}/v1/messages``; ``thinking={"type": "enabled", "budget_tokens": N}``
-  and ``max_tokens`` pass through; tools are sent with ``"type": "custom"``.
-* Each thinking block streams as ``delta.thinking_blocks`` items carrying the block's ``index``
-  (a counter of thinking blocks) and text pieces, then one item with ``signature``; redacted
-  thinking arrives whole as ``{"type": "redacted_thinking", "data"}``. ``reasoning_content``
-  repeats the text. Text and tool calls interleave in stream order.
-* An assistant message whose ``content`` is a list of ``thinking`` (with ``signature``),
-  ``redacted_thinking`` (``data``) and ``text`` blocks is sent in that order, its ``tool_calls``
-  as ``tool_use`` blocks after them. A ``tool`` message's ``cache_control`` lands on its
-  ``tool_result`` block; litellm drops breakpoints beyond four itself.
-* Usage comes only in the last chunk (``prompt_tokens`` includes cache reads and writes;
-  ``cache_read_input_tokens``, ``cache_creation_input_tokens``). A stream that fails after
-  ``message_start`` leaves the reported usage in
-  ``response.logging_obj.model_call_details["combined_usage_object"]``.
-* HTTP errors quote the body as a bytes repr (``AnthropicError - b'{"type": "error", ...}'``);
-  529 becomes ``InternalServerError`` with ``status_code`` 500; ``prompt is too long`` becomes
-  ``ContextWindowExceededError``; an ``error`` event mid-stream becomes
-  ``MidStreamFallbackError``. ``refusal`` and ``pause_turn`` stops are kept raw in
-  ``delta.provider_specific_fields["stop_reason"]`` (finish reasons ``content_filter`` and
-  ``length``).
+pitui facts (``anthropic/NAME`` with the api base of this server; pinned by
+``test_anthropic_server.py`` and the agent tests): requests go to ``{api_base}/v1/messages``
+with ``x-api-key`` and ``anthropic-version``; the system prompt is one text block; tools carry
+``input_schema``; pi's three breakpoints (the last tool, the system block, the last block of
+the last user turn). Thinking is ``{"type": "enabled", "budget_tokens": N}`` with the
+interleaved beta for models before 4.6 and ``{"type": "adaptive"}`` with
+``output_config.effort`` from 4.6 on. A stored reply goes back block for block in its own
+order (thinking with its signature, redacted thinking as its data, text, tool_use); tool
+results of one turn are one user message. The reply is read event by event, so its blocks are
+stored in stream order and the usage of ``message_start`` survives a failure part-way.
 """
 
 from __future__ import annotations
@@ -61,6 +57,7 @@ import hmac
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +74,7 @@ API_KEY = "sk-ant-test-key"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 EXTENDED_THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 CACHE_LOOKBACK = 20
+PING_EVERY = 0.05
 
 # --------------------------------------------------------------------------------------------
 # Scripted replies
@@ -124,6 +122,11 @@ class Reply:
     error_type: str = "overloaded_error"
     error_message: str = "Overloaded"
     headers: dict[str, str] = field(default_factory=dict)
+    #: After this many events the stream pauses for ``stall_seconds``: silent, or sending a
+    #: ``ping`` every ``PING_EVERY`` seconds (``stall_pings``) as the real API does.
+    stall_after: int | None = None
+    stall_seconds: float = 0.0
+    stall_pings: bool = False
 
 
 @dataclass
@@ -274,7 +277,7 @@ class AnthropicServer(ScriptedServer):
             handler.send_json(step.status, _error(step.type, step.message), step.headers)
             request.completed = True
             return
-        self._stream(handler, request, step)
+        self.stream(handler, request, step)
 
     # -- checks (what the real API refuses) -----------------------------------------------------
 
@@ -287,6 +290,11 @@ class AnthropicServer(ScriptedServer):
             return Failure(401, "authentication_error", "invalid x-api-key")
         if not headers.get("anthropic-version"):
             return _invalid("anthropic-version: header is required")
+        for feature in filter(None, (headers.get("anthropic-beta") or "").split(",")):
+            if feature.strip() not in KNOWN_BETAS:
+                return _invalid(
+                    f"Unexpected value(s) `{feature.strip()}` for the `anthropic-beta` header."
+                )
         body = request.body
         if not isinstance(body, dict):
             return _invalid("The request body is not valid JSON.")
@@ -303,7 +311,21 @@ class AnthropicServer(ScriptedServer):
             )
         thinking = body.get("thinking")
         thinking_on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
-        if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        model = str(body["model"])
+        kind = thinking.get("type") if isinstance(thinking, dict) else None
+        if kind == "enabled" and adaptive_only(model):
+            return _invalid(
+                f"thinking.type.enabled is not supported for this model ({model}). Use "
+                "thinking.type.adaptive and output_config.effort to control thinking behavior."
+            )
+        if kind == "adaptive" and not adaptive_capable(model):
+            return _invalid(f"thinking.type.adaptive is not supported for this model ({model}).")
+        effort = (body.get("output_config") or {}).get("effort")
+        if effort is not None and effort not in ("low", "medium", "high", "xhigh", "max"):
+            return _invalid(
+                "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+            )
+        if kind == "enabled":
             budget = thinking.get("budget_tokens")
             if not isinstance(budget, int):
                 return _invalid("thinking.enabled.budget_tokens: Field required")
@@ -468,8 +490,23 @@ class AnthropicServer(ScriptedServer):
 
     # -- the stream ------------------------------------------------------------------------------
 
-    def _stream(self, handler: ProviderHandler, request: RecordedRequest, step: Reply) -> None:
+    def extra_usage(self, body: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
+        """Fields a host adds to ``message_delta``'s usage (OpenRouter: what it billed)."""
+        return {}
+
+    def stream(self, handler: ProviderHandler, request: RecordedRequest, step: Reply) -> None:
         body = request.body
+        thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+        interleaved = thinking.get("type") == "adaptive" or INTERLEAVED in str(
+            request.header("anthropic-beta") or ""
+        )
+        blocks = step.blocks
+        request.thinking_dropped = False  # type: ignore[attr-defined]
+        if not interleaved and _answers_tool_results(body):
+            # Budget thinking without the beta thinks only where a turn starts.
+            kept = [b for b in blocks if not isinstance(b, Thinking | Redacted)]
+            request.thinking_dropped = len(kept) != len(blocks)  # type: ignore[attr-defined]
+            blocks = kept
         with self._lock:
             input_tokens, creation, read = self.cache_usage(body)
             message_id = f"msg_01Test{next(self._ids):06d}"
@@ -502,7 +539,7 @@ class AnthropicServer(ScriptedServer):
         produced = ""
         signatures: list[str] = []
         tool_ids = itertools.count(1)
-        for index, block in enumerate(step.blocks):
+        for index, block in enumerate(blocks):
             if isinstance(block, Thinking):
                 signature = block.signature or self.sign(block.text)
                 signatures.append(signature)
@@ -537,7 +574,7 @@ class AnthropicServer(ScriptedServer):
             with self._lock:
                 self._replies[signatures[0]] = signatures
         stop_reason = step.stop_reason or (
-            "tool_use" if any(isinstance(b, ToolUse) for b in step.blocks) else "end_turn"
+            "tool_use" if any(isinstance(b, ToolUse) for b in blocks) else "end_turn"
         )
         output_tokens = step.output_tokens
         if output_tokens is None:
@@ -560,6 +597,7 @@ class AnthropicServer(ScriptedServer):
                         "cache_creation_input_tokens": creation,
                         "cache_read_input_tokens": read,
                         "output_tokens": output_tokens,
+                        **self.extra_usage(body, {**usage, "output_tokens": output_tokens}),
                     },
                 },
             )
@@ -579,15 +617,66 @@ class AnthropicServer(ScriptedServer):
             )
         headers = {"request-id": f"req_01Test{request.index:06d}", **step.headers}
         handler.start_stream("text/event-stream; charset=utf-8", headers)
-        for event in events:
+        for number, event in enumerate(events):
+            if number == step.stall_after:
+                self._stall(handler, step)
             handler.write_chunk(event)
             request.events_sent += 1
         handler.end_stream()
         request.completed = True
 
+    def _stall(self, handler: ProviderHandler, step: Reply) -> None:
+        if not step.stall_pings:
+            handler.wait(step.stall_seconds)
+            return
+        left = step.stall_seconds
+        while left > 0:
+            handler.wait(min(PING_EVERY, left))
+            left -= PING_EVERY
+            handler.write_chunk(sse("ping", {"type": "ping"}))
+
 
 # --------------------------------------------------------------------------------------------
 # Helpers
+
+INTERLEAVED = "interleaved-thinking-2025-05-14"
+KNOWN_BETAS = frozenset(
+    {
+        INTERLEAVED,
+        "fine-grained-tool-streaming-2025-05-14",
+        "context-1m-2025-08-07",
+        "prompt-caching-2024-07-31",
+        "token-efficient-tools-2025-02-19",
+        "output-128k-2025-02-19",
+    }
+)
+_VERSION = re.compile(r"claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d))?(?:-|$)")
+
+
+def _claude_version(model: str) -> tuple[int, int] | None:
+    match = _VERSION.search(model.lower())
+    return (int(match.group(1)), int(match.group(2) or 0)) if match else None
+
+
+def adaptive_only(model: str) -> bool:
+    """Claude Opus 4.7 and later, and every 5.x model, refuse budget thinking."""
+    version = _claude_version(model)
+    return "fable" in model.lower() or (version is not None and version >= (4, 7))
+
+
+def adaptive_capable(model: str) -> bool:
+    """Adaptive thinking exists from Claude 4.6 on."""
+    version = _claude_version(model)
+    return "fable" in model.lower() or (version is not None and version >= (4, 6))
+
+
+def _answers_tool_results(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or []
+    last = messages[-1] if messages else {}
+    content = last.get("content") if isinstance(last, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:

@@ -1,21 +1,32 @@
-"""A local Ollama server: ``POST /api/chat`` streamed as NDJSON (one JSON object per line,
-``message.content`` / ``message.thinking`` / ``message.tool_calls``, a last line with
-``done: true``, ``done_reason``, ``prompt_eval_count`` and ``eval_count``), ``POST /api/show``
-(the model's ``<arch>.context_length`` and capabilities) and ``GET /api/tags``.
+"""A local Ollama server, both of its chat APIs:
 
-Like the real server it does not refuse a prompt longer than its context: without
-``options.num_ctx`` it uses a small default context (4096) and silently keeps only the end of
-the prompt (``request.truncated`` records it, ``prompt_eval_count`` shows it). It refuses
-``think`` for a model without the thinking capability, tools for one without tools, and
-unknown models (404). ``error_after=N`` sends an ``{"error": ...}`` line after N lines, as
-Ollama does when the model runner fails mid-stream.
+* ``POST /v1/chat/completions``, its OpenAI-compatible endpoint (what pi 1.6 and pitui use):
+  server-sent ``chat.completion.chunk`` events, thinking in ``delta.reasoning``, tool calls
+  whole in one chunk with an ``id``, ``finish_reason``, a last chunk with ``usage`` when
+  ``stream_options.include_usage`` asks, ``data: [DONE]``. ``reasoning_effort`` turns thinking
+  on (``"none"`` off); an assistant message's ``reasoning`` is its model's own thinking sent
+  back. A mid-stream failure is a ``data: {"error": {"message", "type"}}`` event. The endpoint
+  takes no context size: the server's default context applies.
+* ``POST /api/chat``, Ollama's own API, streamed as NDJSON (``message.content`` /
+  ``message.thinking`` / ``message.tool_calls``, a last line with ``done: true``,
+  ``done_reason``, ``prompt_eval_count`` and ``eval_count``), which takes ``options.num_ctx``
+  (pitui reaches it through litellm when a model's ``numCtx`` setting asks for a context size);
+* ``POST /api/show`` (the model's ``<arch>.context_length`` and capabilities) and
+  ``GET /api/tags``.
 
-litellm facts (``ollama_chat/NAME``): ``POST {api_base}/api/chat``; ``num_ctx`` and
-``max_tokens`` (as ``num_predict``) go into ``options``, ``reasoning_effort`` becomes
-``think: true``; ``message.thinking`` streams as ``reasoning_content`` and an assistant message's
-``reasoning_content`` is sent back as ``thinking``. A mid-stream ``{"error": ...}`` line raises
-``BadRequestError`` (status 400) whose text quotes the line as a Python dict
-("Got unexpected response from Ollama: {'error': ...}").
+Like the real server it does not refuse a prompt longer than its context: with no
+``options.num_ctx`` it uses its default context (4096 tokens) and silently keeps only the end of
+the prompt (``request.truncated`` records it, the reported prompt tokens show it). It refuses
+thinking for a model without the thinking capability, tools for one without tools, and
+unknown models (404). ``error_after=N`` fails the stream after N events, as Ollama does when
+the model runner fails mid-stream.
+
+pitui facts (``ollama/NAME`` or ``ollama_chat/NAME``, api base the server's root or its
+``/v1``): requests go to ``/v1/chat/completions`` with ``reasoning_effort`` for
+``--thinking``, no ``options``; the reply's ``delta.reasoning`` is stored as thinking with
+``thinkingSignature: "reasoning"`` and sent back in that field. Through litellm (``numCtx``):
+``/api/chat`` with ``options.num_ctx``, ``think: true``; a mid-stream ``{"error": ...}`` line
+raises ``BadRequestError`` quoting the line as a Python dict.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from support.providers.base import (
     ScriptedServer,
     estimate_tokens,
     split_text,
+    sse,
 )
 
 DEFAULT_NUM_CTX = 4096
@@ -132,7 +144,8 @@ class OllamaServer(ScriptedServer):
                 },
             )
             return
-        if method != "POST" or path != "/api/chat":
+        openai = path == "/v1/chat/completions"
+        if method != "POST" or not (openai or path == "/api/chat"):
             handler.send_bytes(404, b"404 page not found", "text/plain")
             return
         request = self.record(
@@ -145,7 +158,10 @@ class OllamaServer(ScriptedServer):
         )
         problem = self.check(request)
         if problem is not None:
-            handler.send_json(problem[0], {"error": problem[1]})
+            error: Any = problem[1]
+            if openai:
+                error = {"message": problem[1], "type": "api_error", "param": None, "code": None}
+            handler.send_json(problem[0], {"error": error})
             request.completed = True
             return
         step = self.next_step(request)
@@ -155,7 +171,18 @@ class OllamaServer(ScriptedServer):
             )
             request.completed = True
             return
-        self._stream(handler, request, step)
+        if openai:
+            self._stream_openai(handler, request, step)
+        else:
+            self._stream(handler, request, step)
+
+    @staticmethod
+    def thinks(body: dict[str, Any]) -> bool:
+        """Whether the request turns thinking on (``think`` or ``reasoning_effort``)."""
+        effort = body.get("reasoning_effort")
+        if effort is None and isinstance(body.get("reasoning"), dict):
+            effort = body["reasoning"].get("effort")
+        return bool(body.get("think")) or (effort is not None and effort != "none")
 
     def check(self, request: RecordedRequest) -> tuple[int, str] | None:
         body = request.body
@@ -164,7 +191,7 @@ class OllamaServer(ScriptedServer):
         model = self._model(body.get("model"))
         if model is None:
             return 404, f'model "{body.get("model")}" not found, try pulling it first'
-        if body.get("think") and not model.thinking:
+        if self.thinks(body) and not model.thinking:
             return 400, f'"{model.name}" does not support thinking'
         if body.get("tools") and not model.tools:
             return 400, f"registry.ollama.ai/library/{model.name}:latest does not support tools"
@@ -231,6 +258,90 @@ class OllamaServer(ScriptedServer):
         handler.start_stream("application/x-ndjson")
         for chunk in encoded:
             handler.write_chunk(chunk)
+            request.events_sent += 1
+        handler.end_stream()
+        request.completed = True
+
+    def _stream_openai(
+        self, handler: ProviderHandler, request: RecordedRequest, step: Reply
+    ) -> None:
+        """The reply as Ollama's OpenAI-compatible endpoint streams it."""
+        body = request.body
+        prompt_tokens = estimate_tokens(body.get("messages")) + estimate_tokens(
+            body.get("tools") or []
+        )
+        request.truncated = prompt_tokens > DEFAULT_NUM_CTX  # type: ignore[attr-defined]
+        model = str(body.get("model"))
+        events: list[bytes] = []
+        produced = ""
+        calls = 0
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            return sse(
+                None,
+                {
+                    "id": f"chatcmpl-{request.index}",
+                    "object": "chat.completion.chunk",
+                    "created": 1_768_470_000,
+                    "model": model,
+                    "system_fingerprint": "fp_ollama",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                },
+            )
+
+        for part in step.parts:
+            if isinstance(part, Think):
+                if self.thinks(body):
+                    for piece in split_text(part.text, step.chunks):
+                        events.append(
+                            chunk({"role": "assistant", "content": "", "reasoning": piece})
+                        )
+                    produced += part.text
+            elif isinstance(part, Say):
+                for piece in split_text(part.text, step.chunks):
+                    events.append(chunk({"role": "assistant", "content": piece}))
+                produced += part.text
+            else:
+                calls += 1
+                call = {
+                    "id": f"call_{request.index}_{calls}",
+                    "index": calls - 1,
+                    "type": "function",
+                    "function": {"name": part.name, "arguments": json.dumps(part.arguments)},
+                }
+                events.append(chunk({"role": "assistant", "content": "", "tool_calls": [call]}))
+                produced += json.dumps(part.arguments)
+        reason = "tool_calls" if calls else step.done_reason
+        events.append(chunk({"role": "assistant", "content": ""}, reason))
+        options = body.get("stream_options") or {}
+        if options.get("include_usage"):
+            completion = estimate_tokens(produced)
+            usage = {
+                "prompt_tokens": min(prompt_tokens, DEFAULT_NUM_CTX),
+                "completion_tokens": completion,
+                "total_tokens": min(prompt_tokens, DEFAULT_NUM_CTX) + completion,
+            }
+            events.append(
+                sse(
+                    None,
+                    {
+                        "id": f"chatcmpl-{request.index}",
+                        "object": "chat.completion.chunk",
+                        "model": model,
+                        "choices": [],
+                        "usage": usage,
+                    },
+                )
+            )
+        events.append(b"data: [DONE]\n\n")
+        if step.error_after is not None:
+            error = {
+                "error": {"message": step.error, "type": "api_error", "param": None, "code": None}
+            }
+            events = [*events[: step.error_after], sse(None, error)]
+        handler.start_stream("text/event-stream")
+        for event in events:
+            handler.write_chunk(event)
             request.events_sent += 1
         handler.end_stream()
         request.completed = True

@@ -1,5 +1,13 @@
-"""A local OpenRouter: ``POST /api/v1/chat/completions`` streamed as OpenAI chat chunks with
-OpenRouter's additions, checking requests like the real service in front of Claude:
+"""A local OpenRouter, both of the APIs pi 1.6 uses there:
+
+* ``POST /api/v1/messages``, OpenRouter's Anthropic-compatible endpoint, where pi (and pitui)
+  send Claude: Anthropic's protocol and checks (signed thinking, tool_use/tool_result pairing,
+  the interleaved-thinking rules; :class:`support.providers.anthropic.AnthropicServer` speaks
+  it), with OpenRouter's bearer key and the cost it billed in ``message_delta``'s usage. A
+  scripted :class:`Reply` becomes Claude's blocks (thinking, text, tool calls); an Anthropic
+  ``Reply`` is streamed as it is (any block order);
+* ``POST /api/v1/chat/completions`` for the other models, streamed as OpenAI chat chunks with
+  OpenRouter's additions, checking requests like the real service:
 
 * deltas carry ``reasoning`` text and ``reasoning_details`` (``reasoning.text`` pieces, the
   last with a ``signature``; ``reasoning.encrypted`` for redacted thinking);
@@ -11,12 +19,12 @@ OpenRouter's additions, checking requests like the real service in front of Clau
   ``{"error": {"message": "Provider returned error", "code": 400, "metadata": {"raw": ...}}}``;
 * a ``tool`` message must answer a tool call of the assistant message before it.
 
-litellm facts (``openrouter/VENDOR/NAME``): ``POST {api_base}/chat/completions`` with
-``usage: {"include": true}`` added; ``extra_body`` fields (``reasoning``) are merged into the
-body; ``cache_control`` of a message moves into its last content block for Claude models.
-``delta.reasoning`` arrives as ``reasoning_content`` and ``delta.reasoning_details`` as is;
-an assistant message's ``reasoning_details`` are sent back; ``usage.cost`` is kept on the final
-chunk's usage.
+pitui facts (``openrouter/VENDOR/NAME``, api base ``{url}/api/v1``): Claude goes to
+``{url}/api/v1/messages`` with ``Authorization: Bearer``; other models to
+``/chat/completions`` with ``reasoning: {"effort"}``, ``usage: {"include": true}`` and
+``max_tokens``; their ``delta.reasoning_details`` are stored (joined) as the thinking block's
+signature and sent back as the assistant message's ``reasoning_details``; ``usage.cost`` is
+stored as the reply's cost.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from support.providers import anthropic
+from support.providers.anthropic import AnthropicServer
 from support.providers.base import (
     ProviderHandler,
     RecordedRequest,
@@ -80,6 +90,31 @@ def rate_limited(retry_after: float = 1) -> Failure:
     )
 
 
+class OpenRouterMessages(AnthropicServer):
+    """Claude behind OpenRouter's Messages endpoint (never started: OpenRouterServer hands it
+    the requests to check and answer)."""
+
+    def extra_usage(self, body: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
+        prompt = (
+            usage["input_tokens"]
+            + usage["cache_creation_input_tokens"]
+            + usage["cache_read_input_tokens"]
+        )
+        return {"cost": round(prompt * PRICES[0] + usage["output_tokens"] * PRICES[1], 9)}
+
+
+def as_claude(step: Reply) -> anthropic.Reply:
+    """An OpenRouter script step as Claude's blocks: thinking, text, then the tool calls."""
+    blocks: list[anthropic.Block] = []
+    if step.reasoning:
+        blocks.append(anthropic.Thinking(step.reasoning))
+    if step.text:
+        blocks.append(anthropic.Text(step.text))
+    blocks.extend(anthropic.ToolUse(name, arguments) for name, arguments in step.calls)
+    stop = {"length": "max_tokens"}.get(step.finish_reason or "")
+    return anthropic.Reply(blocks, stop_reason=stop, chunks=step.chunks)
+
+
 class OpenRouterServer(ScriptedServer):
     thread_name = "pitui-test-openrouter"
 
@@ -88,6 +123,11 @@ class OpenRouterServer(ScriptedServer):
         self.api_key = api_key
         self._key = os.urandom(32)
         self._ids = itertools.count(1)
+        #: The Anthropic protocol of ``/api/v1/messages`` (its signatures, cache, checks).
+        self.messages = OpenRouterMessages(api_key=None)
+
+    def on_reset(self) -> None:
+        self.messages.on_reset()
 
     @property
     def api_base(self) -> str:
@@ -107,7 +147,8 @@ class OpenRouterServer(ScriptedServer):
         body: Any,
         raw: bytes,
     ) -> None:
-        if method != "POST" or not path.endswith("/chat/completions"):
+        messages_api = path.endswith("/v1/messages")
+        if method != "POST" or not (messages_api or path.endswith("/chat/completions")):
             handler.send_json(404, {"error": {"message": "Not Found", "code": 404}})
             return
         request = self.record(
@@ -118,7 +159,18 @@ class OpenRouterServer(ScriptedServer):
             raw=raw,
             query=query,
         )
-        problem = self.check(request)
+        problem = self.check_auth(request)
+        if problem is None and messages_api:
+            refusal = self.messages.check(request)
+            if refusal is not None:
+                handler.send_json(
+                    refusal.status,
+                    {"type": "error", "error": {"type": refusal.type, "message": refusal.message}},
+                )
+                request.completed = True
+                return
+        elif problem is None:
+            problem = self.check(request)
         step: Any = None
         if problem is None:
             step = self.next_step(request)
@@ -133,11 +185,18 @@ class OpenRouterServer(ScriptedServer):
             handler.send_json(problem.status, {"error": error}, problem.headers)
             request.completed = True
             return
+        if messages_api:
+            claude = step if isinstance(step, anthropic.Reply) else as_claude(step)
+            self.messages.stream(handler, request, claude)
+            return
         self._stream(handler, request, step)
 
-    def check(self, request: RecordedRequest) -> Failure | None:
+    def check_auth(self, request: RecordedRequest) -> Failure | None:
         if self.api_key is not None and request.header("authorization") != f"Bearer {self.api_key}":
             return Failure(401, "No auth credentials found")
+        return None
+
+    def check(self, request: RecordedRequest) -> Failure | None:
         body = request.body
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return Failure(400, 'Input required: specify "prompt" or "messages"')

@@ -1,0 +1,166 @@
+"""A model on one of the four wire APIs pitui speaks itself never imports litellm (nor the
+OpenAI SDK it pulls in): not in ``pitui -p``, not in the TUI from start to the reply on screen.
+
+Each run is a fresh interpreter with ``-X importtime``, whose import log names every module
+imported anywhere in the process (a lazy import in a thread included)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from support.llm_server import ScriptedLLMServer, text
+from support.print_mode import isolated_env
+from support.providers import anthropic
+
+from test_headless_imports import _screen_text, imported_modules, logged_modules
+
+LITELLM = ("litellm", "openai")
+
+
+def litellm_modules(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in LITELLM)
+
+
+def test_print_mode_on_an_openai_compatible_server(tmp_path: Path, llm: ScriptedLLMServer) -> None:
+    llm.script(text("native reply zq7"))
+    argv = ["-p", "hi", "--model", "openai/test-model", "--api-base", f"{llm.url}/v1"]
+    argv += ["--session-dir", str(tmp_path / "s")]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pitui", *argv],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "native reply zq7" in done.stdout
+    modules = imported_modules(done.stderr)
+    assert "pitui.llm.apis.openai_completions" in modules  # the log covers the request
+    assert litellm_modules(modules) == []
+
+
+def test_print_mode_on_the_anthropic_api(tmp_path: Path, claude: anthropic.AnthropicServer) -> None:
+    claude.script(anthropic.text("claude reply zq8"))
+    env = isolated_env(tmp_path)
+    env["ANTHROPIC_API_KEY"] = anthropic.API_KEY
+    argv = ["-p", "hi", "--model", "anthropic/claude-sonnet-4-5", "--api-base", claude.base_url]
+    argv += ["--session-dir", str(tmp_path / "s"), "--thinking", "high"]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pitui", *argv],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "claude reply zq8" in done.stdout
+    modules = imported_modules(done.stderr)
+    assert "pitui.llm.apis.anthropic_messages" in modules
+    assert litellm_modules(modules) == []
+
+
+def test_the_import_log_sees_litellm_on_its_own_route(tmp_path: Path) -> None:
+    """The checks above can fail: a model outside the four APIs does import litellm (its
+    request then fails offline; the import is what counts)."""
+    argv = [
+        "-p",
+        "hi",
+        "--model",
+        "mistral/mistral-small-latest",
+        "--api-base",
+        "http://127.0.0.1:9",
+    ]
+    env = isolated_env(tmp_path)
+    env["MISTRAL_API_KEY"] = "unused"
+    env["PITUI_RETRY"] = "0"
+    settings = tmp_path / "config" / "pitui"
+    settings.mkdir(parents=True)
+    (settings / "settings.json").write_text('{"retry": {"enabled": false}}')
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pitui", *argv, "--session-dir", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert "litellm" in imported_modules(done.stderr), done.stderr[-2000:]
+
+
+@pytest.mark.timeout(240)
+def test_the_tui_sends_a_prompt_and_shows_the_reply_without_litellm(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    llm.script(text("Reply zqtuinative on screen."))
+    env = isolated_env(tmp_path)
+    env.update(TERM="xterm-256color", HOME=str(tmp_path / "home"))
+    for name in ("TEXTUAL_DRIVER", "TEXTUAL"):
+        env.pop(name, None)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    argv = [sys.executable, "-X", "importtime", "-m", "pitui", "--model", "openai/test-model"]
+    argv += ["--api-base", f"{llm.url}/v1", "--session-dir", str(tmp_path / "s")]
+    process = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    output = b""
+
+    def read_until(marker: str, seconds: float) -> bool:
+        nonlocal output
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    output += os.read(master, 65536)
+                except OSError:
+                    return False
+                if marker in _screen_text(output):
+                    return True
+            elif process.poll() is not None:
+                return False
+        return False
+
+    try:
+        assert read_until("Ask anything", 90), _screen_text(output)[-2000:]  # the editor is up
+        os.write(master, b"hello there")
+        assert read_until("hello there", 30), _screen_text(output)[-2000:]
+        os.write(master, b"\r")  # a read of its own (the echo came first)
+        assert read_until("zqtuinative", 60), _screen_text(output)[-3000:]
+        time.sleep(0.5)  # anything imported as the reply ends is logged too
+        with contextlib.suppress(OSError):
+            while select.select([master], [], [], 0.2)[0]:
+                output += os.read(master, 65536)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        os.close(master)
+    modules = logged_modules(_screen_text(output))
+    assert "pitui.llm.apis.openai_completions" in modules
+    assert litellm_modules(modules) == []
+    assert llm.last.body["messages"][-1]["content"] == "hello there"
