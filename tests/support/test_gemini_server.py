@@ -257,8 +257,10 @@ async def test_quota_429_carries_retry_info(gemini: GeminiServer) -> None:
 
 
 async def test_bad_key_and_output_range(gemini: GeminiServer) -> None:
-    with pytest.raises(ProviderError, match="API key not valid"):
+    with pytest.raises(ProviderError, match="API key not valid") as refused:
         await call(gemini, [QUESTION], api_key="wrong")
+    error = classify(refused.value, "GEMINI_API_KEY")  # a 400, but about the key
+    assert error.kind == "auth" and "check GEMINI_API_KEY" in error.message
     with pytest.raises(ProviderError, match="supported range is from 1"):
         await call(gemini, [QUESTION], max_tokens=128_000)
     assert gemini.requests[-1].body["generationConfig"]["maxOutputTokens"] == 128_000
