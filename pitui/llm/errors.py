@@ -271,6 +271,17 @@ def google_retry_delay(body: dict[str, Any] | None) -> float | None:
     return None
 
 
+def google_error_reason(body: dict[str, Any] | None) -> str | None:
+    """The ``reason`` of Gemini's ``ErrorInfo`` detail (``API_KEY_INVALID``, ...)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("ErrorInfo"):
+            reason = detail.get("reason")
+            return reason if isinstance(reason, str) else None
+    return None
+
+
 #: Client errors that mean "this request is wrong": retrying cannot help.
 PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 405, 413, 422})
 
@@ -341,7 +352,9 @@ def classify(exc: BaseException, key_variable: str | None = None) -> ErrorInfo:
     name, raw, status = failure.name, failure.message, failure.status
     if name == "ContextWindowExceededError" or is_overflow_message(raw):
         return ErrorInfo("overflow", raw, status=status)
-    if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
+    # Gemini refuses a bad key with a 400 whose ErrorInfo says API_KEY_INVALID.
+    bad_key = google_error_reason(failure.body) == "API_KEY_INVALID"
+    if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403) or bad_key:
         where = f"check {key_variable}" if key_variable else "check the key in your environment"
         return ErrorInfo(
             "auth", f"The provider refused the API key ({raw}): {where}.", status=status

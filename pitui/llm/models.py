@@ -1,8 +1,15 @@
-"""Model names and what we know about them (context window, output limit, prices).
+"""Model names and what we know about them (context window, output limit, prices, thinking).
 
 The figures come from the JSON table litellm ships, read directly (about 15 ms: only the
 fields used here are decoded) without importing litellm, so the status line can show the
-context gauge at once. Settings can override any field under ``models["provider/model"]``.
+context gauge at once, and from pitui's own entries (:data:`OWN_TABLE`, ``own_models.json``
+next to this module, in litellm's field names). pitui's entries are corrections and additions:
+models litellm's table lacks (``gemini/gemini-3-pro-preview``, Gemini 4 models pi 1.6 knows),
+fields it lacks (the thinking levels a Gemini model takes, ``thinking_levels``) and figures it
+has wrong (an output limit equal to the context window), so where both name a model, pitui's
+fields win, one by one, over litellm's, and litellm's other fields stay. An entry there is
+meant to go once litellm's table agrees. Settings can override any field under
+``models["provider/model"]``.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 TABLE_NAME = "model_prices_and_context_window_backup.json"
+OWN_TABLE = Path(__file__).with_name("own_models.json")
 
 
 class _TableEntry(TypedDict, total=False):
@@ -29,6 +37,8 @@ class _TableEntry(TypedDict, total=False):
     cache_creation_input_token_cost: Any
     supports_reasoning: Any
     mode: Any
+    thinking_levels: Any
+    """pitui's own field: the thinking levels the model takes (Gemini's ``thinkingLevel``)."""
 
 
 #: litellm's provider prefix -> the provider name pi 1.6 stores (where they differ).
@@ -116,6 +126,9 @@ class ModelInfo:
     known: bool = False
     mode: str | None = None
     """litellm's ``mode`` for the model (``responses`` routes it to the Responses API)."""
+    thinking_levels: tuple[str, ...] = ()
+    """The thinking levels the model takes, lowest first, where it takes only some (Gemini 3
+    and later); empty: any level."""
 
     def cost(self, usage: dict[str, Any]) -> dict[str, float]:
         """pi's usage ``cost`` block for token counts ``input/output/cacheRead/cacheWrite``."""
@@ -138,9 +151,7 @@ def table_path() -> Path | None:
     return path if path.is_file() else None
 
 
-@lru_cache(maxsize=1)
-def model_table() -> dict[str, Any]:
-    path = table_path()
+def _decode_table(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
@@ -165,6 +176,33 @@ def model_table() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+@lru_cache(maxsize=1)
+def litellm_table() -> dict[str, Any]:
+    """litellm's table alone (the fields pitui reads)."""
+    return _decode_table(table_path())
+
+
+@lru_cache(maxsize=1)
+def own_table() -> dict[str, Any]:
+    """pitui's own entries (``own_models.json``)."""
+    return _decode_table(OWN_TABLE)
+
+
+@lru_cache(maxsize=1)
+def model_table() -> dict[str, Any]:
+    """litellm's table with pitui's own entries merged over it, field by field."""
+    own = own_table()
+    table = litellm_table()
+    if not own:
+        return table
+    merged = dict(table)
+    for name, entry in own.items():
+        if isinstance(entry, dict):
+            base = merged.get(name)
+            merged[name] = {**base, **entry} if isinstance(base, dict) else dict(entry)
+    return merged
+
+
 def _entry_for(ref: ModelRef) -> dict[str, Any] | None:
     table = model_table()
     ref = ref.for_litellm
@@ -185,7 +223,7 @@ def _entry_for(ref: ModelRef) -> dict[str, Any] | None:
 
 def in_litellm_table(ref: ModelRef) -> bool:
     """Whether litellm's own table knows this name (so litellm can price its replies)."""
-    table = model_table()
+    table = litellm_table()
     ref = ref.for_litellm
     model_id = ref.model_id.removeprefix("responses/")
     return any(
@@ -238,6 +276,12 @@ def _float(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
+def _levels(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(level for level in value if isinstance(level, str) and level)
+
+
 def model_info(ref: ModelRef, overrides: dict[str, Any] | None = None) -> ModelInfo:
     """What we know about ``ref``; ``overrides`` is the settings ``models`` section."""
     entry = _entry_for(ref)
@@ -254,6 +298,7 @@ def model_info(ref: ModelRef, overrides: dict[str, Any] | None = None) -> ModelI
             supports_reasoning=bool(entry.get("supports_reasoning")),
             known=True,
             mode=entry.get("mode") if isinstance(entry.get("mode"), str) else None,
+            thinking_levels=_levels(entry.get("thinking_levels")),
         )
     if info.context_window is None and reported_context_window(ref):
         info = replace(info, context_window=reported_context_window(ref))

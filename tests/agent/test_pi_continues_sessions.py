@@ -151,6 +151,17 @@ async def test_pi_continues_a_gemini_session(
         for p in calls
     )
     assert gemini.check(request(pi["payload"], **{"x-goog-api-key": G.API_KEY})) is None
+    # pitui's last request is pi's next one but for the reply it answered: the same turns and
+    # parts, signatures, output limit, thinking, tools and system prompt.
+    mine, config = gemini.last.body, pi["payload"]["config"]
+    assert contents[: len(mine["contents"])] == mine["contents"]
+    assert [c["role"] for c in contents[len(mine["contents"]) :]] == ["model"]
+    assert mine["generationConfig"] == {
+        "maxOutputTokens": config["maxOutputTokens"],
+        "thinkingConfig": config["thinkingConfig"],
+    }
+    assert mine["tools"] == config["tools"]
+    assert mine["systemInstruction"] == {"parts": [{"text": config["systemInstruction"]}]}
 
 
 async def test_pi_continues_a_claude_via_openrouter_session(

@@ -59,7 +59,7 @@ async def test_thought_signatures_survive_a_tool_loop(tmp_path: Path, gemini: Ge
     entries = [n for n in agent.store.path_to() if n.type == "model_change"]
     assert agent.store.data(entries[0])["provider"] == "google"
     # The server refuses a signed call coming back without its signature: it accepted them.
-    calls = [p for c in gemini.last.body["contents"] for p in c["parts"] if "function_call" in p]
+    calls = [p for c in gemini.last.body["contents"] for p in c["parts"] if "functionCall" in p]
     assert [bool(p.get("thoughtSignature")) for p in calls] == [True, True]
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
 from pitui.llm.keys import KEY_VARIABLES, PLACEHOLDER_KEY, check_key
-from pitui.llm.models import ModelRef, model_info, table_path
+from pitui.llm.models import OWN_TABLE, ModelRef, model_info, table_path
 
 # ---------------------------------------------------------------------------------------------
 # ModelRef.parse
@@ -157,7 +158,7 @@ def _litellm_imported_after(code: str) -> str:
 
 def test_model_info_does_not_import_litellm() -> None:
     code = (
-        "from pitui.llm.models import ModelRef, model_info, table_path\n"
+        "from pitui.llm.models import OWN_TABLE, ModelRef, model_info, table_path\n"
         "assert table_path() is not None\n"
         "info = model_info(ModelRef.parse('anthropic/claude-sonnet-4-5'))\n"
         "assert info.known and info.context_window == 200000, info"
@@ -266,7 +267,7 @@ def test_the_table_keeps_every_field_model_info_reads() -> None:
     each field that model_info and the routing read, as a whole parse of the file has it."""
     import orjson
 
-    from pitui.llm.models import model_table, table_path
+    from pitui.llm.models import litellm_table, table_path
 
     path = table_path()
     assert path is not None
@@ -282,7 +283,54 @@ def test_the_table_keeps_every_field_model_info_reads() -> None:
         "supports_reasoning",
         "mode",
     )
-    table = model_table()
+    table = litellm_table()
     assert len(table) == len(whole) > 1000
     for name, entry in whole.items():
         assert table[name] == {k: entry[k] for k in read if k in entry}, name
+
+
+def test_pitui_entries_add_models_and_correct_litellm_field_by_field() -> None:
+    """pitui's own entries (own_models.json): a model litellm lacks is known with pi's figures;
+    where both have a model, pitui's fields win and litellm's others stay."""
+    from pitui.llm.models import in_litellm_table, litellm_table, model_table, own_table
+
+    litellm = litellm_table()
+    assert "gemini/gemini-3-pro-preview" not in litellm  # added by pitui
+    preview = model_info(ModelRef.parse("google/gemini-3-pro-preview"))
+    assert preview.known and preview.supports_reasoning
+    assert (preview.context_window, preview.max_output) == (1_048_576, 65_536)
+    assert (preview.input_cost, preview.output_cost, preview.cache_read_cost) == (
+        2e-06,
+        1.2e-05,
+        2e-07,
+    )
+    assert preview.thinking_levels == ("low", "high")
+    assert not in_litellm_table(ModelRef.parse("gemini/gemini-4-neon"))
+    assert model_info(ModelRef.parse("gemini/gemini-4-neon")).max_output == 65_536
+    # litellm gives Gemini 4 Argon its window as its output limit: pitui's figure wins, and
+    # litellm's prices stay.
+    argon = litellm["gemini/gemini-4-argon"]
+    assert argon["max_output_tokens"] == 1_048_576
+    info = model_info(ModelRef.parse("gemini/gemini-4-argon"))
+    assert info.max_output == 32_768
+    assert info.input_cost == argon["input_cost_per_token"]
+    assert info.context_window == argon["max_input_tokens"]
+    assert info.thinking_levels == ("low", "medium", "high")
+    # A model pitui has no entry for is litellm's alone.
+    assert model_table()["gemini/gemini-2.5-pro"] == litellm["gemini/gemini-2.5-pro"]
+    assert model_info(ModelRef.parse("gemini/gemini-2.5-pro")).thinking_levels == ()
+    # Every field of pitui's entries is one the table reader keeps (a misspelt one would be
+    # silently dropped).
+    fields = {
+        "mode",
+        "max_input_tokens",
+        "max_output_tokens",
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "cache_read_input_token_cost",
+        "supports_reasoning",
+        "thinking_levels",
+    }
+    raw = json.loads(OWN_TABLE.read_text())
+    assert raw and all(set(entry) <= fields for entry in raw.values())
+    assert own_table() == raw

@@ -7,22 +7,30 @@ with ``thought`` parts, ``functionCall`` parts carrying a ``thoughtSignature``, 
 * a ``functionCall`` part this server signed must come back with its ``thoughtSignature``
   unchanged ("Function call is missing a thought_signature", "Corrupted thought signature");
 * a ``functionResponse`` turn must follow a function-call turn, with as many responses as calls;
-* ``maxOutputTokens`` within the model's range.
+* every ``thoughtSignature`` is base64 (the field is bytes: "Invalid value at
+  'contents[i].parts[j].thought_signature' (TYPE_BYTES), Base64 decoding failed");
+* ``maxOutputTokens`` within the model's range;
+* ``thinkingBudget: 0`` only where thinking can be turned off (not on Gemini 2.5 Pro).
 
 Failures: ``quota_exceeded(retry_delay)`` is the per-minute 429 ``RESOURCE_EXHAUSTED`` with a
 ``RetryInfo`` detail; finish reasons ``SAFETY``, ``RECITATION``, ``MALFORMED_FUNCTION_CALL``
-and ``MAX_TOKENS`` can be scripted.
+and ``MAX_TOKENS`` can be scripted, and so can a stream that ends before its finish reason
+(``cut_after``: Gemini sends no closing event, the finish reason is the end) and an error
+event in the middle of a stream (``error``, e.g. ``overloaded()``).
 
-litellm facts (``gemini/NAME`` with ``api_base``): requests go to
+pitui's requests (``pitui/llm/apis/google_generative_ai.py``, the same shapes as pi 1.6's):
 ``{api_base}/models/NAME:streamGenerateContent?alt=sse`` with the key in ``x-goog-api-key`` and
-snake_case fields (``function_call``, ``max_output_tokens``; the real API takes both spellings).
-``reasoning_effort`` becomes ``thinkingConfig`` with ``includeThoughts``. Thought parts stream as
-``reasoning_content``; a ``thoughtSignature`` arrives on the tool call
-(``provider_specific_fields["thought_signature"]``, and folded into the id after
-``__thought__``) and in ``delta.provider_specific_fields["thought_signatures"]``; tool calls
-with that field are replayed with their ``thoughtSignature``. ``SAFETY``/``RECITATION`` map to
-``content_filter``, ``MAX_TOKENS`` to ``length``, ``MALFORMED_FUNCTION_CALL`` (no content) to an
-empty ``stop``: the raw reason is not exposed when streaming.
+camelCase fields (``functionCall``, ``generationConfig.maxOutputTokens``; the real API takes
+snake_case too); the system prompt in ``systemInstruction``, tools as
+``functionDeclarations`` with ``parametersJsonSchema``. Thinking is
+``generationConfig.thinkingConfig`` with ``includeThoughts`` and a ``thinkingBudget`` (Gemini
+2.5) or a ``thinkingLevel`` (Gemini 3 and later); thinking off is budget 0 or the lowest level
+(128 on 2.5 Pro, which refuses 0). A reply's thought parts go back as ``thought`` parts, each
+signature where it came from (a call's, a text's), only when it is base64. Thought parts are
+stored as thinking, a ``thoughtSignature`` on a call as the tool call's ``thoughtSignature``, on
+a text part as the text's ``textSignature``; ``STOP`` is ``stop`` (``toolUse`` with calls, an
+error when nothing came, as after ``MALFORMED_FUNCTION_CALL``), ``MAX_TOKENS`` ``length``,
+``SAFETY``/``RECITATION`` an error; a stream that ends before a finish reason is cut.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import hmac
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +55,10 @@ from support.providers.base import (
 
 API_KEY = "gemini-test-key"
 MAX_OUTPUT = 65_536
+#: proto3 JSON bytes: standard or URL-safe base64, with or without padding.
+_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$")
+#: Models that cannot stop thinking (a zero budget is refused).
+ALWAYS_THINKING = ("gemini-2.5-pro",)
 
 
 @dataclass
@@ -68,18 +81,22 @@ Part = Thought | Text | Call
 
 
 @dataclass
-class Reply:
-    parts: list[Part]
-    finish_reason: str = "STOP"
-    chunks: int = 3
-
-
-@dataclass
 class Failure:
     status: int
     message: str
     state: str
     details: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Reply:
+    parts: list[Part]
+    finish_reason: str = "STOP"
+    chunks: int = 3
+    cut_after: int | None = None
+    """Send this many events, then end the stream without a finish reason."""
+    error: Failure | None = None
+    """An ``{"error": ...}`` event after the parts, in place of the finish reason."""
 
 
 def _field(obj: Any, camel: str) -> Any:
@@ -90,6 +107,20 @@ def _field(obj: Any, camel: str) -> Any:
         return obj[camel]
     snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
     return obj.get(snake)
+
+
+def is_base64(value: Any) -> bool:
+    """Whether a ``bytes`` field's JSON value decodes (proto3's rule)."""
+    if not isinstance(value, str) or not _BASE64.match(value):
+        return False
+    return len(value.rstrip("=")) % 4 != 1
+
+
+def model_of(path: str) -> str | None:
+    """``gemini-2.5-pro`` for ``/models/gemini-2.5-pro:streamGenerateContent``."""
+    if "/models/" not in path:
+        return None
+    return path.rsplit("/models/", 1)[-1].split(":", 1)[0] or None
 
 
 def reply(*parts: Part, **options: Any) -> Reply:
@@ -123,6 +154,11 @@ def quota_exceeded(retry_delay: float = 7.5) -> Failure:
             },
         ],
     )
+
+
+def overloaded() -> Failure:
+    """The 503 Gemini sends when the model is overloaded (also as an event mid-stream)."""
+    return Failure(503, "The model is overloaded. Please try again later.", "UNAVAILABLE")
 
 
 class GeminiServer(ScriptedServer):
@@ -218,7 +254,26 @@ class GeminiServer(ScriptedServer):
                 "* GenerateContentRequest.contents: contents is not specified",
                 "INVALID_ARGUMENT",
             )
-        limit = _field(_field(body, "generationConfig"), "maxOutputTokens")
+        for index, content in enumerate(body["contents"]):
+            for position, part in enumerate(_field(content, "parts") or []):
+                signature = _field(part, "thoughtSignature")
+                if signature is not None and not is_base64(signature):
+                    return Failure(
+                        400,
+                        f"Invalid value at 'contents[{index}].parts[{position}].thought_signature' "
+                        f'(TYPE_BYTES), Base64 decoding failed for "{signature}"',
+                        "INVALID_ARGUMENT",
+                    )
+        config = _field(body, "generationConfig")
+        model = model_of(request.path)
+        budget = _field(_field(config, "thinkingConfig"), "thinkingBudget")
+        if budget == 0 and model is not None and model.startswith(ALWAYS_THINKING):
+            return Failure(
+                400,
+                "Budget 0 is invalid. This model only works in thinking mode.",
+                "INVALID_ARGUMENT",
+            )
+        limit = _field(config, "maxOutputTokens")
         if isinstance(limit, int) and not 0 < limit <= MAX_OUTPUT:
             return Failure(
                 400,
@@ -348,6 +403,13 @@ class GeminiServer(ScriptedServer):
                     "totalTokenCount": prompt_tokens,
                 }
             events.append(event)
+        if step.cut_after is not None or step.error is not None:
+            for event in events:
+                event["candidates"][0].pop("finishReason", None)
+            if step.cut_after is not None:
+                events = events[: step.cut_after]
+            if step.error is not None:
+                events.append({"error": _error_body(step.error)})
         handler.start_stream("text/event-stream", {"x-goog-request-id": response_id})
         for event in events:
             handler.write_chunk(
@@ -358,7 +420,7 @@ class GeminiServer(ScriptedServer):
         request.completed = True
 
 
-def _fail(handler: ProviderHandler, failure: Failure) -> None:
+def _error_body(failure: Failure) -> dict[str, Any]:
     error: dict[str, Any] = {
         "code": failure.status,
         "message": failure.message,
@@ -366,4 +428,8 @@ def _fail(handler: ProviderHandler, failure: Failure) -> None:
     }
     if failure.details:
         error["details"] = failure.details
-    handler.send_json(failure.status, {"error": error})
+    return error
+
+
+def _fail(handler: ProviderHandler, failure: Failure) -> None:
+    handler.send_json(failure.status, {"error": _error_body(failure)})
