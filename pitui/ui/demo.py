@@ -417,7 +417,7 @@ def _write_conversation(store: SessionStore, project: Path, start_ms: int) -> No
     # A failed reply, omitted from the context before the retry (as the agent does).
     w.user("Run it on README.md to check the output.", after=90)
     failed, _ = w.assistant(
-        error="RateLimitError: Rate limit reached for requests. Please try again in 2s.",
+        error="Rate limit reached for requests. Please try again in 2s.",
         after=3,
     )
     store.append_context_edit(failed, None)

@@ -185,10 +185,18 @@ async def test_pi_continues_a_claude_via_openrouter_session(
         for b in m["content"]
         if b["type"] == "thinking"
     ]
+    stored = [b for m in stored_assistants(path) for b in thinking_of(m)]
     assert [(b["thinking"], b["signature"]) for b in blocks] == [
-        ("List first.", openrouter.sign("List first.")),
-        ("Answer.", openrouter.sign("Answer.")),
+        (b["thinking"], b["thinkingSignature"]) for b in stored
     ]
+    assert [b["thinking"] for b in blocks] == ["List first.", "Answer."]
+    assert all(openrouter.messages.verify(b["thinking"], b["signature"]) for b in blocks)
+    # pi's next request passes the checks of OpenRouter's Messages endpoint.
+    payload = pi["payload"]
+    payload["messages"].append({"role": "user", "content": "and now?"})
+    headers = {"authorization": "Bearer x", "anthropic-version": "2023-06-01"}
+    verdict = openrouter.messages.check(request(payload, **headers))
+    assert verdict is None, verdict
 
 
 async def test_pi_continues_an_ollama_session(
@@ -204,4 +212,6 @@ async def test_pi_continues_an_ollama_session(
     assert pi["model"]["provider"] == "ollama" and pi["model"]["api"] == "openai-completions"
     assert_pi_keeps_the_thinking(path, pi)
     sent = [m for m in pi["payload"]["messages"] if m["role"] == "assistant"]
-    assert [m.get("reasoning_content") for m in sent] == ["List first.", "Answer."]
+    # pitui stores the field the thinking streamed in (Ollama's "reasoning"): pi sends it back
+    # there, as pitui does.
+    assert [m.get("reasoning") for m in sent] == ["List first.", "Answer."]

@@ -7,8 +7,8 @@ Skipped catalog items:
 - 65: ``compact()`` of the large fixture needs a real LLM; the summary flow through the scripted
   server is covered by tests/agent/test_catalog_agent.py.
 - 69/70 are adapted: pi 1.6 sends the session thinking level (not a fixed ``"high"``) and only
-  when the model reasons and the level is not ``off``; checked on ``request_kwargs``, which every
-  summary request goes through.
+  when the model reasons and the level is not ``off``; checked on the request body every
+  summary request of an OpenAI-compatible server gets.
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ from pitui.compaction.tokens import (
 )
 from pitui.config.settings import deep_merge
 from pitui.llm.models import ModelInfo, ModelRef
-from pitui.llm.stream import CallOptions, request_kwargs
+from pitui.llm.apis import openai_completions
+from pitui.llm.reply import ReplyBuilder
+from pitui.llm.routes import route
+from pitui.llm.stream import CallOptions, build_call
 from pitui.session import SessionStore
 
 LARGE = fixture_path("pi-v1-large-session.jsonl")
@@ -421,8 +424,11 @@ def test_69_70_reasoning_only_for_reasoning_models_with_thinking_on(
     info = ModelInfo(ModelRef("openai", "test-reasoner"), 8192, 1024, supports_reasoning=reasons)
     # An OpenAI-compatible server (chat completions): the effort is sent as it is.
     options = CallOptions(api_base="http://127.0.0.1:9/v1", api_key="sk-test", thinking=level)
-    kwargs = request_kwargs(info, [{"role": "user", "content": "summarize"}], [], options)
-    assert kwargs["api_key"] == "sk-test"
+    builder = ReplyBuilder(info, route(info, options.api_base))
+    messages = [{"role": "user", "content": "summarize"}]
+    request = openai_completions.request(build_call(info, messages, [], options, builder))
+    assert request.headers["authorization"] == "Bearer sk-test"
+    kwargs = request.body
     if expected is None:
         assert "reasoning_effort" not in kwargs and "reasoning" not in kwargs
     else:

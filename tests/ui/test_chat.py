@@ -228,7 +228,7 @@ async def test_short_tool_call_shows_arguments_and_result(
         assert block.tool_title == f"[read: {target}:1-5]"
         # The path is in the title already; the other arguments are listed.
         assert str(block.query_one(".tool-args").visual) == "limit: 5"
-        assert str(block.query_one(".tool-output").visual) == "     1  alpha\n     2  beta"
+        assert str(block.query_one(".tool-output").visual) == "alpha\nbeta"
         assert not block.query_one(".tool-more").display
 
 

@@ -1,4 +1,5 @@
-"""The first prompt of a run while litellm still imports, and quitting (Pilot).
+"""The first prompt of a run while litellm still imports (a model on litellm's route: its
+``api`` setting says ``litellm``), and quitting (Pilot).
 
 The user message and the spinner show at once, before the import ends, and the request goes
 out when it has; Ctrl+Q closes the session (the leaf marker, the lock) and does not wait for
@@ -23,6 +24,8 @@ from pitui.ui.widgets.chat import UserBlock
 from pitui.ui.widgets.status import StatusLine
 
 SIZE = (100, 30)
+#: The scripted OpenAI-compatible server, reached through litellm.
+THROUGH_LITELLM = {"models": {"openai/test-model": {"api": "litellm"}}}
 
 
 @pytest.fixture
@@ -56,7 +59,7 @@ async def test_the_message_and_the_spinner_show_before_the_import_ends(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer, slow_import: threading.Event
 ) -> None:
     llm.script(text("the answer"))
-    app = app_factory(llm_url=llm.url)
+    app = app_factory(llm_url=llm.url, settings=THROUGH_LITELLM)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hello", "enter")
         await wait_for(pilot, lambda: user_texts(app) == ["hello"])
@@ -72,7 +75,7 @@ async def test_the_message_and_the_spinner_show_before_the_import_ends(
 async def test_quit_while_the_import_runs_stores_the_prompt_and_releases_the_lock(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer, slow_import: threading.Event
 ) -> None:
-    app = app_factory(llm_url=llm.url)
+    app = app_factory(llm_url=llm.url, settings=THROUGH_LITELLM)
     path = app.store.path
     assert path is not None
     async with app.run_test(size=SIZE) as pilot:
