@@ -145,9 +145,7 @@ class AgentSession:
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".").resolve()
         self.tools = (
-            tools
-            if tools is not None
-            else default_tools(self.settings.tools.read.line_numbers)
+            tools if tools is not None else default_tools(self.settings.tools.read.line_numbers)
         )
         self.retry = RetrySettings.from_settings(self.settings)
         projection = store.project()

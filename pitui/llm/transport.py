@@ -121,6 +121,11 @@ def connection_error(exc: httpx.HTTPError, url: str, idle_timeout: float) -> Pro
     return ProviderError(f"Connection error: {host}: {_reason(exc)}.", retryable=True)
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (for reading events)."""
+    return value if isinstance(value, dict) else {}
+
+
 def one_line(text: str, limit: int = 500) -> str:
     return " ".join(text.split())[:limit]
 

@@ -122,5 +122,9 @@ async def test_a_mid_stream_error_is_retried(tmp_path: Path, ollama: OllamaServe
         "an error was encountered while running the model: unexpected EOF"
     )
     (partial,) = raw[0]["content"]  # what arrived before the failure is kept
-    assert partial["type"] == "text" and partial["text"] and "half an answer".startswith(partial["text"])
+    assert (
+        partial["type"] == "text"
+        and partial["text"]
+        and "half an answer".startswith(partial["text"])
+    )
     assert assistants(agent)[-1]["content"][-1]["text"] == "The whole answer."

@@ -23,7 +23,6 @@ import pytest
 from support.llm_server import ScriptedLLMServer, text
 from support.print_mode import isolated_env
 from support.providers import anthropic
-
 from test_headless_imports import _screen_text, imported_modules, logged_modules
 
 LITELLM = ("litellm", "openai")

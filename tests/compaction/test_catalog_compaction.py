@@ -40,8 +40,8 @@ from pitui.compaction.tokens import (
     last_assistant_usage_tokens,
 )
 from pitui.config.settings import deep_merge
-from pitui.llm.models import ModelInfo, ModelRef
 from pitui.llm.apis import openai_completions
+from pitui.llm.models import ModelInfo, ModelRef
 from pitui.llm.reply import ReplyBuilder
 from pitui.llm.routes import route
 from pitui.llm.stream import CallOptions, build_call

@@ -169,7 +169,8 @@ def test_model_info_does_not_import_litellm() -> None:
 def test_cli_session_and_llm_packages_do_not_import_litellm() -> None:
     code = (
         "import pitui.cli, pitui.session\n"
-        "import pitui.llm.models, pitui.llm.keys, pitui.llm.errors, pitui.llm.stream, pitui.llm.routes"
+        "import pitui.llm.models, pitui.llm.keys, pitui.llm.errors, pitui.llm.stream\n"
+        "import pitui.llm.routes, pitui.llm.apis.openai_completions"
     )
     assert _litellm_imported_after(code) == "False"
 

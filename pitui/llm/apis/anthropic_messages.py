@@ -23,6 +23,7 @@ from pitui.llm.errors import ProviderError
 from pitui.llm.reply import ReplyBuilder
 from pitui.llm.transport import (
     HttpRequest,
+    as_dict,
     decode_json,
     one_line,
     sse_events,
@@ -299,22 +300,22 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
         kind = data.get("type") or event.name
         if kind == "content_block_delta":
             index = data.get("index")
-            delta = data.get("delta") if isinstance(data.get("delta"), dict) else {}
+            delta = as_dict(data.get("delta"))
             piece = delta.get("type")
             if piece == "text_delta":
                 reply.text_piece(str(delta.get("text") or ""), index)
             elif piece == "thinking_delta":
                 reply.thinking_piece(str(delta.get("thinking") or ""), index)
             elif piece == "signature_delta":
-                block = reply.thinking_piece("", index)
-                block.signature = (block.signature or "") + str(delta.get("signature") or "")
+                signed = reply.thinking_piece("", index)
+                signed.signature = (signed.signature or "") + str(delta.get("signature") or "")
             elif piece == "input_json_delta":
                 if isinstance(index, int):
                     tool_inputs.pop(index, None)
                 reply.tool_call(index, arguments=str(delta.get("partial_json") or ""))
         elif kind == "content_block_start":
             index = data.get("index")
-            block = data.get("content_block") if isinstance(data.get("content_block"), dict) else {}
+            block = as_dict(data.get("content_block"))
             what = block.get("type")
             if what == "text":
                 reply.text_piece(str(block.get("text") or ""), index)
@@ -331,11 +332,9 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
                 if isinstance(index, int) and block.get("input"):
                     tool_inputs[index] = block["input"]
         elif kind == "message_start":
-            message = data.get("message") if isinstance(data.get("message"), dict) else {}
-            usage.update(message.get("usage"), reply)
+            usage.update(as_dict(data.get("message")).get("usage"), reply)
         elif kind == "message_delta":
-            delta = data.get("delta") if isinstance(data.get("delta"), dict) else {}
-            _stop(delta, reply)
+            _stop(as_dict(data.get("delta")), reply)
             usage.update(data.get("usage"), reply)
         elif kind == "message_stop":
             stopped = True

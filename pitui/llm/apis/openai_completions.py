@@ -19,6 +19,7 @@ from pitui.llm.errors import ProviderError, body_message
 from pitui.llm.reply import ReplyBuilder
 from pitui.llm.transport import (
     HttpRequest,
+    as_dict,
     decode_json,
     one_line,
     sse_events,
@@ -315,7 +316,7 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
                 if not isinstance(piece, dict):
                     continue
                 index = piece.get("index")
-                function = piece.get("function") if isinstance(piece.get("function"), dict) else {}
+                function = as_dict(piece.get("function"))
                 arguments = function.get("arguments")
                 reply.tool_call(
                     index if isinstance(index, int) else len(reply.calls),
