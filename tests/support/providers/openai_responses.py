@@ -22,18 +22,18 @@ Reasoning items get ``encrypted_content`` only when the request asks for it with
 ``include: ["reasoning.encrypted_content"]``. Usage: ``input_tokens`` (chars/4 of the input),
 ``output_tokens``, ``output_tokens_details.reasoning_tokens``.
 
-pitui's requests (``pitui.llm.apis.openai_responses``: OpenAI's reasoning models, a model whose
-mode is ``responses``, ``openai/responses/NAME``, a model whose settings say this api): ``POST {api_base}/responses`` with
-``stream: true``, ``store: false`` and ``include: ["reasoning.encrypted_content"]`` (a reasoning
-model), ``reasoning: {"effort", "summary": "auto"}`` when thinking, ``max_output_tokens``, the
-system prompt as a ``developer`` input item (``system`` for a model that does not reason) and
-function tools with ``strict: false``. Summary deltas become the thinking text; each finished
-reasoning item is stored as its thinking block's signature (JSON: ``id``, ``type``,
-``encrypted_content``, ``summary``), a tool call's id as ``call_id|fc_id`` and a message's id as
-its text block's ``textSignature`` (``{"v":1,"id":"msg_…"}``), as pi 1.6 stores them. A reply goes
-back as its items in their order, every one with its id when all of them are known, else none
-with an id (replies stored by older pitui versions, whose tool call ids were the bare
-``call_id``).
+pitui's requests (:mod:`pitui.llm.apis.openai_responses`: OpenAI's reasoning models, a model
+whose mode is ``responses``, ``openai/responses/NAME``, a model whose settings name this API):
+``POST {api_base}/responses`` with ``stream: true``, ``store: false``, ``include:
+["reasoning.encrypted_content"]`` (for a model that reasons), ``reasoning: {"effort", "summary":
+"auto"}`` when thinking, ``max_output_tokens``, the system prompt as a ``developer`` input item
+(``system`` for a model that does not reason) and function tools with ``strict: false``. Summary
+deltas become the thinking text; each finished reasoning item is stored as its thinking block's
+signature (JSON: ``id``, ``type``, ``encrypted_content``, ``summary``), a tool call's id as
+``call_id|fc_id`` and a message's id as its text block's ``textSignature``
+(``{"v":1,"id":"msg_…"}``), as pi 1.6 stores them. A reply goes back as its items in their
+order, every one with its id when all of them are known, else none with an id (replies stored
+by pitui before it kept item ids: a bare ``call_id``, text without a signature).
 """
 
 from __future__ import annotations
@@ -240,14 +240,10 @@ class ResponsesServer(ScriptedServer):
         store = body.get("store", True) is not False
         calls: list[str] = []
         outputs: set[str] = set()
-        sent_reasoning: set[str] = set()
         for index, item in enumerate(items):
             if not isinstance(item, dict):
                 continue
             kind = item.get("type")
-            paired = self.pairing(items, index, sent_reasoning)
-            if paired is not None:
-                return paired
             if kind == "reasoning":
                 content = item.get("encrypted_content")
                 if not content:
@@ -277,6 +273,11 @@ class ResponsesServer(ScriptedServer):
         for call_id in calls:
             if call_id not in outputs:
                 return Failure(400, f"No tool output found for function call {call_id}.")
+        sent_reasoning: set[str] = set()
+        for index, item in enumerate(items):
+            paired = self.pairing(items, index, sent_reasoning) if isinstance(item, dict) else None
+            if paired is not None:
+                return paired
         return None
 
     def pairing(self, items: list[Any], index: int, sent: set[str]) -> Failure | None:
