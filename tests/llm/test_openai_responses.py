@@ -420,6 +420,17 @@ async def test_items_only_the_done_events_carry() -> None:
     assert text["text"] == "Hi." and tool["arguments"] == {"command": "pwd"}
 
 
+async def test_a_reply_only_the_final_response_carries() -> None:
+    output = [
+        {**RS, "encrypted_content": ENCRYPTED},
+        {**MSG, "content": [{"type": "output_text", "text": "Hi."}]},
+    ]
+    builder, _ = await read(completed({"input_tokens": 5, "output_tokens": 2}, output=output))
+    thinking, text = builder.message()["content"]
+    assert json.loads(thinking["thinkingSignature"])["id"] == "rs_1"
+    assert text == {"type": "text", "text": "Hi.", "textSignature": '{"v":1,"id":"msg_1"}'}
+
+
 async def test_final_arguments_replace_what_the_deltas_gave() -> None:
     builder, _ = await read(
         added(0, FC),

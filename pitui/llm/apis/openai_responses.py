@@ -140,17 +140,19 @@ def _reasoning_item(block: dict[str, Any], stateless: bool) -> dict[str, Any] | 
     if not isinstance(value, dict) or value.get("type") != "reasoning":
         return None
     encrypted = value.get("encrypted_content")
-    if stateless and not (isinstance(encrypted, str) and encrypted):
+    encrypted = encrypted if isinstance(encrypted, str) and encrypted else None
+    item_id = value.get("id") if isinstance(value.get("id"), str) and value["id"] else None
+    if encrypted is None and (stateless or item_id is None):
         return None  # with store: false an item without its content is not found (404)
     summary = value.get("summary")
     item: dict[str, Any] = {
         "type": "reasoning",
         "summary": summary if isinstance(summary, list) else [],
     }
-    if isinstance(encrypted, str) and encrypted:
+    if encrypted is not None:
         item["encrypted_content"] = encrypted
-    if isinstance(value.get("id"), str) and value["id"]:
-        item["id"] = value["id"]
+    if item_id is not None:
+        item["id"] = item_id
     return item
 
 
@@ -170,16 +172,14 @@ def _assistant_items(message: dict[str, Any], call: Call) -> list[dict[str, Any]
                 continue
             ids.append(item.pop("id", None))
         elif kind == "text":
-            if not block.get("text"):
-                continue
             item_id, phase = message_id(block.get("textSignature"))
+            if not block["text"] and item_id is None:
+                continue  # (an empty message item with its id stays: it may be paired)
             item = {
                 "type": "message",
                 "role": "assistant",
                 "content": [{"type": "output_text", "text": block["text"], "annotations": []}],
             }
-            if item_id is not None:
-                item["status"] = "completed"
             if phase is not None:
                 item["phase"] = phase
             ids.append(item_id)
@@ -200,9 +200,8 @@ def _assistant_items(message: dict[str, Any], call: Call) -> list[dict[str, Any]
     if complete and all(ids):
         for item, item_id in zip(items, ids, strict=True):
             item["id"] = item_id
-    else:
-        for item in items:
-            item.pop("status", None)
+            if item["type"] == "message":
+                item["status"] = "completed"
     return items
 
 
@@ -419,10 +418,18 @@ class _Reader:
             block.text = ""
             self.reply.tool_call(index, arguments=final)
 
-    def backfill(self, output: Any) -> None:
-        """Encrypted content that only the final response carries (Azure's)."""
-        for item in output if isinstance(output, list) else []:
-            if not isinstance(item, dict) or item.get("type") != "reasoning":
+    def final_output(self, output: Any) -> None:
+        """The final response's items: all of them when none was streamed, else the encrypted
+        content that only they carry (Azure's)."""
+        items = (
+            [item for item in output if isinstance(item, dict)] if isinstance(output, list) else []
+        )
+        if not self.reply.blocks:
+            for index, item in enumerate(items):
+                self.done(index, item)
+            return
+        for item in items:
+            if item.get("type") != "reasoning":
                 continue
             block = self.reasoning.get(str(item.get("id")))
             if block is None or not item.get("encrypted_content"):
@@ -458,7 +465,7 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
             reader.done(index, _dict(data.get("item")))
         elif kind in ("response.completed", "response.incomplete"):
             response = _dict(data.get("response"))
-            reader.backfill(response.get("output"))
+            reader.final_output(response.get("output"))
             take_usage(response.get("usage"), reply)
             _finish(response, reply)
             return
