@@ -70,7 +70,11 @@ async def test_reasoning_is_kept_and_replayed_between_tool_calls(
         "id": item["id"],
         "summary": "List the folder.",
     }
-    assert first["content"][1]["type"] == "toolCall" and first["stopReason"] == "toolUse"
+    call = first["content"][1]
+    assert call["type"] == "toolCall" and first["stopReason"] == "toolUse"
+    # pi's ids: the call's call_id and its item's id, so either tool can pair the items again.
+    call_id, item_id = call["id"].split("|")
+    assert call_id.startswith("call_") and item_id.startswith("fc_")
     for request in responses.requests:
         assert request.body["store"] is False
         assert request.body["include"] == ["reasoning.encrypted_content"]
@@ -81,7 +85,9 @@ async def test_reasoning_is_kept_and_replayed_between_tool_calls(
         json.loads(m["content"][0]["thinkingSignature"])["encrypted_content"]
         for m in (first, second)
     ]
-    assert third["content"][-1] == {"type": "text", "text": "notes.txt says alpha."}
+    text = third["content"][-1]
+    assert (text["type"], text["text"]) == ("text", "notes.txt says alpha.")
+    assert json.loads(text["textSignature"]) == {"v": 1, "id": responses.outputs[2][1]["id"]}
 
 
 async def test_reasoning_of_another_model_is_not_sent(

@@ -8,6 +8,13 @@ API:
 * with ``store: false`` a ``reasoning`` input item must carry its ``encrypted_content`` (an id
   alone is a 404: items are not persisted), and that content must be this server's, unchanged
   (an HMAC it checks);
+* items are paired by id, as the real API pairs them: a ``reasoning`` item sent with its id must
+  be followed at once by the item (with its id) that followed it in the output (400 "Item
+  'rs_…' of type 'reasoning' was provided without its required following item."), and an item
+  that was produced after a reasoning item, sent with its id, needs that reasoning item earlier
+  in the input (400 "Item 'fc_…' of type 'function_call' was provided without its required
+  'reasoning' item: 'rs_…'."). Items sent without ids are not paired: the encrypted content
+  carries the reasoning (OpenAI's Codex sends every item so);
 * every ``function_call_output`` needs its ``function_call`` in the input, and every
   ``function_call`` its output.
 
@@ -15,14 +22,18 @@ Reasoning items get ``encrypted_content`` only when the request asks for it with
 ``include: ["reasoning.encrypted_content"]``. Usage: ``input_tokens`` (chars/4 of the input),
 ``output_tokens``, ``output_tokens_details.reasoning_tokens``.
 
-litellm facts (``openai/responses/NAME``, or a model whose mode is ``responses``): the chat
-request becomes ``POST {api_base}/responses`` with ``input`` items; ``store``, ``include`` and
-``reasoning_effort={"effort", "summary"}`` (sent as ``reasoning``) pass through, ``max_tokens``
-becomes ``max_output_tokens``. Summary deltas stream as ``delta.reasoning_content``; the
-finished reasoning items (``id``, ``summary``, ``encrypted_content``) come with the last chunk as
-``delta.reasoning_items``. Tool-call ids are the items' ``call_id``. An assistant message with
-``reasoning_items`` is replayed as those items (ids included) before its message and
-``function_call`` items.
+pitui's requests (:mod:`pitui.llm.apis.openai_responses`: OpenAI's reasoning models, a model
+whose mode is ``responses``, ``openai/responses/NAME``, a model whose settings name this API):
+``POST {api_base}/responses`` with ``stream: true``, ``store: false``, ``include:
+["reasoning.encrypted_content"]`` (for a model that reasons), ``reasoning: {"effort", "summary":
+"auto"}`` when thinking, ``max_output_tokens``, the system prompt as a ``developer`` input item
+(``system`` for a model that does not reason) and function tools with ``strict: false``. Summary
+deltas become the thinking text; each finished reasoning item is stored as its thinking block's
+signature (JSON: ``id``, ``type``, ``encrypted_content``, ``summary``), a tool call's id as
+``call_id|fc_id`` and a message's id as its text block's ``textSignature``
+(``{"v":1,"id":"msg_…"}``), as pi 1.6 stores them. A reply goes back as its items in their
+order, every one with its id when all of them are known, else none with an id (replies stored
+by pitui before it kept item ids: a bare ``call_id``, text without a signature).
 """
 
 from __future__ import annotations
@@ -108,6 +119,13 @@ class ResponsesServer(ScriptedServer):
         self.api_key = api_key
         self._key = os.urandom(32)
         self._ids = itertools.count(1)
+        #: What each produced item was paired with: a reasoning item's id -> the id of the item
+        #: that followed it (None: it was the last); any other item's id -> the reasoning item
+        #: it followed, if any.
+        self.following: dict[str, str | None] = {}
+        self.reasoning_of: dict[str, str] = {}
+        #: The output items of each response, in order.
+        self.outputs: list[list[dict[str, Any]]] = []
 
     @property
     def api_base(self) -> str:
@@ -115,6 +133,23 @@ class ResponsesServer(ScriptedServer):
 
     def on_reset(self) -> None:
         self._ids = itertools.count(1)
+        self.following.clear()
+        self.reasoning_of.clear()
+        self.outputs.clear()
+
+    def produced(self, output: list[dict[str, Any]]) -> None:
+        """Remember how a response's output items were paired (by id)."""
+        reasoning: str | None = None
+        with self._lock:
+            self.outputs.append(output)
+            for position, item in enumerate(output):
+                item_id = str(item["id"])
+                if item["type"] == "reasoning":
+                    after = output[position + 1] if position + 1 < len(output) else None
+                    self.following[item_id] = str(after["id"]) if after else None
+                    reasoning = item_id
+                elif reasoning is not None:
+                    self.reasoning_of[item_id] = reasoning
 
     # -- encrypted reasoning ---------------------------------------------------------------------
 
@@ -238,6 +273,38 @@ class ResponsesServer(ScriptedServer):
         for call_id in calls:
             if call_id not in outputs:
                 return Failure(400, f"No tool output found for function call {call_id}.")
+        sent_reasoning: set[str] = set()
+        for index, item in enumerate(items):
+            paired = self.pairing(items, index, sent_reasoning) if isinstance(item, dict) else None
+            if paired is not None:
+                return paired
+        return None
+
+    def pairing(self, items: list[Any], index: int, sent: set[str]) -> Failure | None:
+        """The real API's pairing of input items by id (see the module's docstring)."""
+        item = items[index]
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            return None
+        kind = item.get("type") or "message"
+        with self._lock:
+            follower = self.following.get(item_id)
+            reasoning = self.reasoning_of.get(item_id)
+        if kind == "reasoning":
+            sent.add(item_id)
+            after = items[index + 1] if index + 1 < len(items) else None
+            if follower is not None and _id_of(after) != follower:
+                return Failure(
+                    400,
+                    f"Item '{item_id}' of type 'reasoning' was provided without its required "
+                    "following item.",
+                )
+        elif reasoning is not None and reasoning not in sent:
+            return Failure(
+                400,
+                f"Item '{item_id}' of type '{kind}' was provided without its required "
+                f"'reasoning' item: '{reasoning}'.",
+            )
         return None
 
     # -- the stream ------------------------------------------------------------------------------
@@ -379,6 +446,7 @@ class ResponsesServer(ScriptedServer):
             "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": input_tokens + output_tokens,
         }
+        self.produced(output)
         final = {**base, "output": output, "usage": usage}
         if step.incomplete:
             event(
@@ -397,6 +465,11 @@ class ResponsesServer(ScriptedServer):
             request.events_sent += 1
         handler.end_stream()
         request.completed = True
+
+
+def _id_of(item: Any) -> str | None:
+    value = item.get("id") if isinstance(item, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _error(
