@@ -23,6 +23,10 @@ import pytest
 from support.llm_server import ScriptedLLMServer, text
 from support.print_mode import isolated_env
 from support.providers import anthropic
+from support.providers import gemini as gemini_api
+from support.providers import openai_responses as responses_api
+from support.providers import openrouter as openrouter_api
+from support.providers.loops import ANSWER, LOOPS
 from test_headless_imports import _screen_text, imported_modules, logged_modules
 
 LITELLM = ("litellm", "openai")
@@ -32,32 +36,10 @@ def litellm_modules(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in LITELLM)
 
 
-def test_print_mode_on_an_openai_compatible_server(tmp_path: Path, llm: ScriptedLLMServer) -> None:
-    llm.script(text("native reply zq7"))
-    argv = ["-p", "hi", "--model", "openai/test-model", "--api-base", f"{llm.url}/v1"]
-    argv += ["--session-dir", str(tmp_path / "s")]
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "pitui", *argv],
-        cwd=tmp_path,
-        env=isolated_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "native reply zq7" in done.stdout
-    modules = imported_modules(done.stderr)
-    assert "pitui.llm.apis.openai_completions" in modules  # the log covers the request
-    assert litellm_modules(modules) == []
-
-
-def test_print_mode_on_the_anthropic_api(tmp_path: Path, claude: anthropic.AnthropicServer) -> None:
-    claude.script(anthropic.text("claude reply zq8"))
+def run_logged(tmp_path: Path, argv: list[str], **keys: str) -> tuple[str, set[str]]:
+    """``python -X importtime -m pitui ARGV``: its stdout and the modules it imported."""
     env = isolated_env(tmp_path)
-    env["ANTHROPIC_API_KEY"] = anthropic.API_KEY
-    argv = ["-p", "hi", "--model", "anthropic/claude-sonnet-4-5", "--api-base", claude.base_url]
-    argv += ["--session-dir", str(tmp_path / "s"), "--thinking", "high"]
+    env.update(keys)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "pitui", *argv],
         cwd=tmp_path,
@@ -68,9 +50,39 @@ def test_print_mode_on_the_anthropic_api(tmp_path: Path, claude: anthropic.Anthr
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "claude reply zq8" in done.stdout
-    modules = imported_modules(done.stderr)
-    assert "pitui.llm.apis.anthropic_messages" in modules
+    return done.stdout, imported_modules(done.stderr)
+
+
+def test_print_mode_on_an_openai_compatible_server(tmp_path: Path, llm: ScriptedLLMServer) -> None:
+    llm.script(text("native reply zq7"))
+    argv = ["-p", "hi", "--model", "openai/test-model", "--api-base", f"{llm.url}/v1"]
+    out, modules = run_logged(tmp_path, [*argv, "--session-dir", str(tmp_path / "s")])
+    assert "native reply zq7" in out
+    assert "pitui.llm.apis.openai_completions" in modules  # the log covers the request
+    assert litellm_modules(modules) == []
+
+
+KEYS = {
+    "ANTHROPIC_API_KEY": anthropic.API_KEY,
+    "OPENAI_API_KEY": responses_api.API_KEY,
+    "GEMINI_API_KEY": gemini_api.API_KEY,
+    "OPENROUTER_API_KEY": openrouter_api.API_KEY,
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOPS))
+def test_print_mode_tool_loops_on_every_native_api(
+    case: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    loop = LOOPS[case]
+    server = request.getfixturevalue(loop.fixture)
+    loop.script(server)
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    argv = ["-p", "what do my notes say?", "--model", loop.model, "--thinking", "high"]
+    argv += ["--api-base", loop.api_base(server), "--session-dir", str(tmp_path / "s")]
+    out, modules = run_logged(tmp_path, argv, **KEYS)
+    assert ANSWER in out
+    assert f"pitui.llm.apis.{loop.names[0].replace('-', '_')}" in modules
     assert litellm_modules(modules) == []
 
 

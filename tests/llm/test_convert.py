@@ -658,3 +658,15 @@ def test_tool_declarations_shape() -> None:
 
 def test_no_tools() -> None:
     assert openai_completions.tools(call_for([user("hi")])) == []
+
+
+def test_responses_call_ids_fit_chat_completions_and_stay_paired() -> None:
+    long = "call_abc|fc_" + "x" * 400
+    other = "call_abc|fc_" + "y" * 400  # same call_id, another item: must stay apart
+    reply = assistant(call(long), call(other), stop="toolUse", provider="openai", model="gpt-5")
+    out = chat([user("q"), reply, result(long, text("A")), result(other, text("B"))])
+    ids = [c["id"] for c in out[1]["tool_calls"]]
+    assert all(len(i) <= 40 for i in ids) and len(set(ids)) == 2
+    assert [m["tool_call_id"] for m in out[2:4]] == ids
+    short = chat([user("q"), assistant(call("call_1|fc_2"), stop="toolUse"), result("call_1|fc_2")])
+    assert short[1]["tool_calls"][0]["id"] == "call_1_fc_2"

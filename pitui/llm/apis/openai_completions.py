@@ -10,7 +10,9 @@ flags: the system prompt's role, the output limit's field name, how thinking is 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +29,10 @@ from pitui.llm.transport import (
 )
 from pitui.session.shapes import content_text
 
+MAX_CALL_ID = 40
+"""OpenAI's limit on a tool call id (other servers take longer ones, and these fit them all)."""
+_BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
 #: Delta fields that carry reasoning text, in the order servers use them.
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 FILTERED = "The provider's content filter stopped the reply: rephrase the request."
@@ -35,6 +41,23 @@ TOOL_IMAGES = "Attached image(s) from tool result:"
 
 
 # ------------------------------------------------------------------------------- request
+
+
+def rename_call(call_id: str) -> str:
+    """A tool call id as chat completions takes it: a Responses id (``call_…|fc_…``, hundreds
+    of characters) becomes its two parts joined, and anything over 40 characters a prefix
+    and a hash of the whole (calls that shared a ``call_id`` stay apart)."""
+    if "|" in call_id:
+        call, _, item = call_id.partition("|")
+        joined = "_".join(
+            p for p in (_BAD_ID_CHARS.sub("_", call), _BAD_ID_CHARS.sub("_", item)) if p
+        )
+    else:
+        joined = call_id
+    if len(joined) <= MAX_CALL_ID:
+        return joined or "call"
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:8]
+    return f"{joined[: MAX_CALL_ID - len(digest) - 1]}_{digest}"
 
 
 def _user_content(content: Any) -> str | list[dict[str, Any]]:
