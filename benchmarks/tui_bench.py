@@ -467,7 +467,7 @@ class Bench:
             self.results.add("client_stream", key, "http", floors)
             floor = statistics.median(floors)
             print(
-                f"  HTTP alone {key}: {floor * 1e3:.1f} ms ({floor / raw:.1f}x raw; litellm's "
+                f"  HTTP alone {key}: {floor * 1e3:.1f} ms ({floor / raw:.1f}x raw; httpx "
                 "transport in its own process, nothing parsed)",
                 flush=True,
             )

@@ -4,8 +4,8 @@ An OpenAI-compatible ``POST /v1/chat/completions`` server on 127.0.0.1 (HTTP/1.1
 chunked SSE) that streams whatever the harness scripted for the current scenario, at a
 controlled rate, and timestamps (``time.monotonic()``, the same clock as the screen poller)
 when each request arrived and when its first and last content chunk were written to the
-socket. It never imports litellm; pitui reaches it through litellm's real openai provider and
-pi through its own ``openai-completions`` client.
+socket. It never imports litellm; pitui and pi reach it through their own
+``openai-completions`` clients.
 
 A scenario is a callable ``(request body) -> Reply``; ``server.scenario`` is set by the
 harness before each measured run (requests that arrive with none set get a one-line reply).
@@ -494,15 +494,13 @@ def raw_stream_seconds(server: ScriptedModelServer, scenario: Scenario) -> dict[
 CLIENT_READER = """
 import asyncio, sys, time
 import httpx
-from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 url = sys.argv[1] + "/chat/completions"
 body = {"model": sys.argv[2], "stream": True, "messages": [{"role": "user", "content": "x"}]}
 async def once():
     stamps = []
-    transport = AsyncHTTPHandler.create_async_transport()
-    async with httpx.AsyncClient(timeout=120, transport=transport) as client:
+    async with httpx.AsyncClient(timeout=120) as client:
         async with client.stream("POST", url, json=body) as response:
-            async for data in response.aiter_raw():
+            async for data in response.aiter_bytes():
                 if b'"delta": {"content": "' in data:
                     stamps.append(time.monotonic())
     return stamps[-1] - stamps[0] if stamps else -1.0
@@ -510,16 +508,15 @@ print("ready", flush=True)
 for line in sys.stdin:
     print(asyncio.run(once()), flush=True)
 """
-"""Reads a reply as pitui's provider calls do, minus everything that parses it: litellm's own
-HTTP transport (aiohttp under httpx's API), in a process of its own."""
+"""Reads a reply as pitui's provider calls do, minus everything that parses it: httpx (what
+pitui's native APIs read every stream with), in a process of its own."""
 
 
 def client_stream_seconds(
     server: ScriptedModelServer, scenario: Scenario, runs: int
 ) -> list[float]:
-    """The reply read ``runs`` times through litellm's HTTP transport (what pitui streams every
-    OpenAI-compatible reply through) and nothing else: no SSE parsing, no litellm call, no
-    agent; first -> last read that brought content. In its own process, as pitui is: a reader
+    """The reply read ``runs`` times with httpx (what pitui streams every reply with) and
+    nothing else: no SSE parsing, no agent; first -> last read that brought content. In its own process, as pitui is: a reader
     in this one would share the interpreter with the server's thread and slow both."""
     import subprocess
     import sys

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -77,13 +79,29 @@ def _host(url: str) -> str:
 _ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
 def _reason(exc: BaseException) -> str:
-    """What an OS or TLS error says, without ``[Errno N]`` or object reprs."""
-    while exc.__cause__ is not None and not str(exc):
-        exc = exc.__cause__
-    text = str(exc) or type(exc).__name__
+    """What went wrong, in the operating system's or OpenSSL's words (``Connection refused``,
+    ``certificate verify failed``), without ``[Errno N]``, source locations or reprs."""
+    for cause in _causes(exc):
+        if isinstance(cause, OSError) and not isinstance(cause, ssl.SSLError):
+            if isinstance(cause.errno, int) and cause.errno > 0:
+                return os.strerror(cause.errno)
+            if cause.strerror:
+                return cause.strerror
+    text = next((str(c) for c in _causes(exc) if str(c)), type(exc).__name__)
     text = _ERRNO.sub("", text.splitlines()[0] if text else "")
     text = re.sub(r"<[^<>]*object at 0x[0-9a-f]+>", "", text)
+    text = re.sub(r"\s*\(_ssl\.c:\d+\)", "", text)
+    text = re.sub(r"^\[SSL: [A-Z0-9_]+\]\s*", "", text)
     text = re.sub(r"\s+", " ", text).strip(" :,")
     return text or "no answer"
 
@@ -102,7 +120,7 @@ def connection_error(exc: httpx.HTTPError, url: str, idle_timeout: float) -> Pro
         )
     if isinstance(exc, httpx.ConnectError):
         reason = _reason(exc)
-        if "certificate" in reason.lower() or "ssl" in reason.lower():
+        if any(isinstance(cause, ssl.SSLError) for cause in _causes(exc)):
             return ProviderError(
                 f"Connection error: the TLS handshake with {host} failed ({reason}).",
                 retryable=False,
