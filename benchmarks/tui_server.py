@@ -516,8 +516,9 @@ def client_stream_seconds(
     server: ScriptedModelServer, scenario: Scenario, runs: int
 ) -> list[float]:
     """The reply read ``runs`` times with httpx (what pitui streams every reply with) and
-    nothing else: no SSE parsing, no agent; first -> last read that brought content. In its own process, as pitui is: a reader
-    in this one would share the interpreter with the server's thread and slow both."""
+    nothing else: no SSE parsing, no agent; first -> last read that brought content. In its
+    own process, as pitui is: a reader in this one would share the interpreter with the
+    server's thread and slow both."""
     import subprocess
     import sys
 
