@@ -21,7 +21,9 @@ from pathlib import Path
 from tui_server import MODEL
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(os.environ.get("PITUI_BENCH_ROOT") or HERE.parent).resolve()
+"""The pitui checkout the benchmarks run (``PITUI_BENCH_ROOT``: another one, e.g. a worktree of
+an older commit for a before/after; default: the one holding these benchmarks)."""
 PI_DIR = HERE / ".pi"
 PI_VERSION = "1.6.0"
 PI_PACKAGE = "@earendil-works/pi-coding-agent"

@@ -59,8 +59,8 @@ def litellm() -> Any:
             module.suppress_debug_info = True
             module.drop_params = True
             module.telemetry = False
-            # Adjacent text deltas merged before litellm parses them (pitui.llm.fallback.coalesce).
-            from pitui.llm.fallback.coalesce import coalescing_client
+            # Adjacent text deltas merged before litellm parses them (pitui.llm.coalesce).
+            from pitui.llm.coalesce import coalescing_client
 
             module.aclient_session = coalescing_client()
             _module = module

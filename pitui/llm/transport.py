@@ -9,11 +9,14 @@ retryable "the stream stalled". There is no limit on a reply's total length.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
+import socket
 import ssl
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +26,7 @@ import httpx
 import msgspec
 
 from pitui.llm.call import CONNECT_TIMEOUT, IDLE_TIMEOUT
+from pitui.llm.coalesce import coalesce_stream
 from pitui.llm.errors import ProviderError, body_message, parse_retry_after
 
 ERROR_BODY_LIMIT = 256 * 1024
@@ -31,6 +35,8 @@ KEEPALIVE_SECONDS = 30.0
 
 _decode = msgspec.json.Decoder().decode
 _client: httpx.AsyncClient | None = None
+_tls_context: ssl.SSLContext | None = None
+_client_lock = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -41,18 +47,73 @@ class HttpRequest:
 
 
 def client() -> httpx.AsyncClient:
-    """The shared client (use it on the provider loop only: its connections belong there)."""
+    """The shared client (use it on the provider loop only: its connections belong there).
+
+    Making one takes ~0.1 s (its TLS context loads the CA bundle): :func:`prepare` does it in
+    the preload thread, ahead of the first request. It binds to no event loop until used."""
     global _client
-    if _client is None or _client.is_closed:
-        _client = httpx.AsyncClient(
-            http1=True,
-            http2=False,
-            follow_redirects=False,
-            limits=httpx.Limits(
-                max_connections=32, max_keepalive_connections=8, keepalive_expiry=KEEPALIVE_SECONDS
-            ),
-        )
-    return _client
+    with _client_lock:
+        if _client is None or _client.is_closed:
+            _client = _new_client()
+        return _client
+
+
+def prepare() -> None:
+    """Make the shared client now and warm the request path up (any thread but an event
+    loop's): one streamed request to a socket of this process on 127.0.0.1, so what httpx and
+    httpcore import and build on their first request (~50 ms) is not on the first real one."""
+    client()
+    with contextlib.suppress(Exception):  # an optimization: the real request reports errors
+        _warm_up()
+
+
+def _tls() -> ssl.SSLContext:
+    global _tls_context
+    with _client_lock:
+        if _tls_context is None:
+            _tls_context = httpx.create_ssl_context()
+        return _tls_context
+
+
+def _new_client() -> httpx.AsyncClient:
+    """httpx's own transport (the environment's proxies honoured), HTTP/1.1 keep-alive."""
+    limits = httpx.Limits(
+        max_connections=32, max_keepalive_connections=8, keepalive_expiry=KEEPALIVE_SECONDS
+    )
+    return httpx.AsyncClient(
+        http1=True, http2=False, follow_redirects=False, limits=limits, verify=_tls()
+    )
+
+
+_WARM_ANSWER = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 14\r\n"
+    b"connection: close\r\n\r\ndata: [DONE]\n\n"
+)
+
+
+def _warm_up() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(5)
+        port = server.getsockname()[1]
+
+        def answer() -> None:
+            with contextlib.suppress(OSError):
+                conn, _ = server.accept()
+                with conn:
+                    conn.settimeout(5)
+                    conn.recv(65536)
+                    conn.sendall(_WARM_ANSWER)
+
+        threading.Thread(target=answer, name="pitui-http-warm-up", daemon=True).start()
+
+        async def call() -> None:
+            request = HttpRequest(f"http://127.0.0.1:{port}/warm-up", {}, {})
+            async with httpx.AsyncClient(verify=_tls()) as warm:  # bound to this loop only
+                async with warm.stream("POST", request.url, content=encode_body({})) as reply:
+                    async for line in _lines(reply):
+                        decode_json(line)
+
+        asyncio.run(call())
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
@@ -247,6 +308,7 @@ async def open_stream(
                 raise status_error(
                     response.status_code, response.reason_phrase, raw, response.headers
                 )
+            coalesce_stream(response)
             yield _guarded(_lines(response), request.url, idle_timeout)
     except httpx.HTTPError as exc:
         raise connection_error(exc, request.url, idle_timeout) from None

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pitui.llm.fallback.coalesce import CoalescingTransport, Event, coalesce, merge, split_events
+from pitui.llm.coalesce import CoalescingTransport, Event, coalesce, merge, split_events
 
 
 def openai(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
@@ -247,7 +247,7 @@ def test_the_provider_client_reads_over_litellms_own_transport_and_coalesces() -
     httpx's h11 on a fast stream), and a burst read over a real socket still arrives merged."""
     from litellm.llms.custom_httpx.aiohttp_transport import LiteLLMAiohttpTransport
 
-    from pitui.llm.fallback.coalesce import coalescing_client
+    from pitui.llm.coalesce import coalescing_client
 
     events = [openai({"content": f"w{i} "}) for i in range(200)] + [b"data: [DONE]\n\n"]
 

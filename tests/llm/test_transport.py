@@ -140,3 +140,24 @@ def test_server_sent_events_are_parsed_like_a_browser() -> None:
         (None, "no-space"),
         (None, "[DONE]"),
     ]
+
+
+def test_prepare_makes_the_one_client_and_warms_up_off_any_loop() -> None:
+    import threading as _threading
+
+    from pitui.llm import transport
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            transport.prepare()
+            transport.prepare()  # twice is harmless
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    thread = _threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    assert not errors and not thread.is_alive()
+    assert transport.client() is transport.client()  # one client for the process

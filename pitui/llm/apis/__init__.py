@@ -54,9 +54,15 @@ async def load(api: str) -> WireApi:
 
 
 def preload(api: str) -> None:
-    """Import ``api``'s module (and httpx) ahead of the first request (call in a thread)."""
+    """Import ``api``'s module (and httpx) and make the HTTP client ahead of the first request
+    (call in a thread)."""
     if api in MODULES:
         api_module(api)
+        from pitui.llm.provider_loop import provider_loop
+        from pitui.llm.transport import prepare
+
+        prepare()
+        provider_loop()
 
 
 def call_renamer(module: WireApi) -> Callable[[str], str] | None:

@@ -202,7 +202,7 @@ async def stream_litellm(call: Call, reply: ReplyBuilder) -> None:
     ensure_known(call.info)
     kwargs = request_kwargs(call)
     if str(kwargs["model"]).startswith("anthropic/"):
-        from pitui.llm.fallback.coalesce import anthropic_handler
+        from pitui.llm.coalesce import anthropic_handler
 
         kwargs["client"] = anthropic_handler()  # its events coalesced (OpenAI's always are)
     feed = ChunkFeed(reply)
