@@ -5,10 +5,11 @@ under it about a millisecond): a reply of 20,000 one-token events read at full s
 0.15 s of CPU (20 s through litellm) on the provider thread, which shares the interpreter
 with the screen. When events arrive faster than they are read, they wait in the socket's
 buffer; here they are taken together and adjacent plain text deltas become one event with the
-joined text, so one event is parsed where there were many (20,000 in ~25 ms, then ~60 left). Nothing else changes: only
-events whose every field is known and equal apart from the text are merged (OpenAI-style chat
-chunks with one choice and no finish reason, usage or logprobs; Anthropic ``content_block_delta``
-events of one block), everything else passes as it came, in order.
+joined text, so one event is parsed where there were many (20,000 in ~25 ms, then ~60 left).
+Nothing else changes: only events whose every field is known and equal apart from the text are
+merged (OpenAI-style chat chunks with one choice and no finish reason, usage or logprobs;
+Anthropic ``content_block_delta`` events of one block), everything else passes as it came, in
+order.
 
 Events that trickle in (a reply at reading speed) are held for at most ``WINDOW`` seconds so a
 few of them can be taken together; the screen shows text once a frame anyway.

@@ -108,10 +108,12 @@ def _warm_up() -> None:
 
         async def call() -> None:
             request = HttpRequest(f"http://127.0.0.1:{port}/warm-up", {}, {})
-            async with httpx.AsyncClient(verify=_tls()) as warm:  # bound to this loop only
-                async with warm.stream("POST", request.url, content=encode_body({})) as reply:
-                    async for line in _lines(reply):
-                        decode_json(line)
+            async with (
+                httpx.AsyncClient(verify=_tls()) as warm,  # bound to this loop only
+                warm.stream("POST", request.url, content=encode_body({})) as reply,
+            ):
+                async for line in _lines(reply):
+                    decode_json(line)
 
         asyncio.run(call())
 
