@@ -24,6 +24,8 @@ from pitui.text import StreamSanitizer, keep_sgr_only, strip_escapes
 from pitui.ui.app import PituiApp
 from pitui.ui.sanitize import tool_output_text
 from pitui.ui.widgets.chat import (
+    FILL_PAUSE,
+    FILL_SLICE,
     PRUNE_SLACK,
     WINDOW,
     AssistantBlock,
@@ -304,6 +306,7 @@ async def test_compaction_block_is_collapsed_and_expands_to_the_summary(
     app = app_factory("pi-v3-compaction-and-system-prompt.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
+        await chat(app).wait_idle()  # the window is mounted a slice a frame after the first
         blocks = list(chat(app).query(SummaryBlock).filter(".compaction"))
         assert [str(b.title) for b in blocks] == [
             "Compacted from 2,466 tokens",
@@ -405,6 +408,43 @@ async def test_long_sessions_mount_a_window_and_load_earlier_entries(
         assert not view.query("#load-earlier")
         users = [str(u.visual) for u in view.query(UserBlock)]
         assert users[0] == "question 0" and len(users) == 100
+
+
+async def test_the_window_fills_a_slice_a_frame_and_waits_while_another_screen_covers_it(
+    app_factory: Callable[..., PituiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first frame the rest of the window is mounted FILL_SLICE entries at a time
+    (keys are handled between slices), and not at all while a screen covers the chat: the
+    tree opened at once after start has the interpreter to itself."""
+    from textual.screen import Screen
+
+    batches: list[int] = []
+    real_mount_all = ChatView.mount_all
+
+    def counting(self: ChatView, widgets: Any, *args: Any, **kwargs: Any) -> Any:
+        widgets = list(widgets)
+        batches.append(sum(isinstance(w, UserBlock | AssistantBlock) for w in widgets))
+        return real_mount_all(self, widgets, *args, **kwargs)
+
+    monkeypatch.setattr(ChatView, "mount_all", counting)
+    app = app_factory(model=None)
+    fill_turns(app.store, 100)
+    async with app.run_test(size=SIZE) as pilot:
+        view = chat(app)
+        await app.push_screen(Screen())
+        mounted = len(view.query(UserBlock)) + len(view.query(AssistantBlock))
+        for _ in range(4):
+            await pilot.pause(FILL_PAUSE)
+        assert len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == mounted
+        assert mounted < WINDOW  # the covered chat waited
+        app.pop_screen()
+        for _ in range(100):  # the slices, one after each refresh
+            await pilot.pause(0.01)
+            if len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == WINDOW:
+                break
+        assert len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == WINDOW
+    first, *fills = batches  # the first frame's screenful, then the slices
+    assert len(fills) >= 2 and all(0 < n <= FILL_SLICE for n in fills)
 
 
 async def test_live_appends_prune_the_oldest_blocks(app_factory: Callable[..., PituiApp]) -> None:

@@ -22,6 +22,7 @@ import bisect
 import contextlib
 import logging
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -74,6 +75,8 @@ log = logging.getLogger("pitui.ui.chat")
 WINDOW = 150  # entries mounted after a rebuild
 PRUNE_SLACK = 50  # live entries allowed past the window before the oldest are unmounted
 FIRST_SCREEN = 12  # the newest entries, mounted before the first frame (the rest just after)
+FILL_SLICE = 12  # entries of the rest mounted per frame after it (keys are handled between)
+FILL_PAUSE = 0.25  # s between looks while another screen covers the chat (nothing is mounted)
 MAX_MOUNTED = 2 * WINDOW  # scrolling back keeps at most this many entries mounted
 SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in a thread)
 # Streamed text reaches the screen at most this often (seconds). Each update scrolls the chat,
@@ -82,7 +85,8 @@ SYNC_COUNT_DEPTH = 50_000  # paths up to this long are counted at once (else in 
 FRAME = 1 / 20
 STREAM_STEPS = 4  # a streamed reply grows by this fraction of the chat's height at a time
 _FLUSH = object()  # queue marker: show the pending streamed text
-_FILL = object()  # queue marker: mount the rest of a fresh window
+_FILL = object()  # queue marker: mount the next slice of a fresh window
+_FILL_ALL = object()  # queue marker: mount all the rest of it now
 LOAD_DELAY = 0.2  # seconds after the first frame before big entries are parsed
 BIG_ENTRY = 1_000_000
 """Entries whose line is longer (bytes) are parsed in a thread after the first frame; a note
@@ -795,8 +799,15 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         if item is _FLUSH:
             await self._flush_text()
             return
-        if item is _FILL:
-            await self._fill_window()
+        if item is _FILL and not self.screen.is_current:
+            # Another screen covers the chat (the tree opened at once after start): it gets
+            # the interpreter; the window is completed when the chat shows again.
+            self.set_timer(FILL_PAUSE, partial(self._events.put_nowait, _FILL))
+            return
+        if item is _FILL or item is _FILL_ALL:
+            if not await self._fill_window(everything=item is _FILL_ALL):
+                self.call_after_refresh(self._events.put_nowait, _FILL)  # the next slice
+                return
             if self._to_load:
                 # A parse holds the GIL: give the terminal writer a moment for the first frame.
                 self.set_timer(LOAD_DELAY, self._start_loads)
@@ -830,7 +841,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             elif self._unbuilt or any(
                 w.parent is None for _, blocks in self._mounted for w in blocks
             ):
-                self._events.put_nowait(_FILL)
+                self._events.put_nowait(_FILL_ALL)
             elif self._loading or self._to_load:
                 if self._to_load:
                     self._start_loads()
@@ -917,12 +928,14 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             self._hidden_before = count
             self._update_buttons()
 
-    async def _fill_window(self) -> None:
-        """Build and mount the older part of the window, above what the first frame showed;
-        count what is above the window."""
+    async def _fill_window(self, everything: bool = True) -> bool:
+        """Build and mount the older part of the window, above what the first frame showed
+        (``everything``, or the next :data:`FILL_SLICE` entries up); count what is above the
+        window. True when the window is complete."""
         if self._unbuilt:
-            older = [(node.id, self._blocks_or_placeholder(node)) for node in self._unbuilt]
-            self._unbuilt = []
+            cut = 0 if everything else max(0, len(self._unbuilt) - FILL_SLICE)
+            taken, self._unbuilt = self._unbuilt[cut:], self._unbuilt[:cut]
+            older = [(node.id, self._blocks_or_placeholder(node)) for node in taken]
             self._mounted[:0] = older
         if self._hidden_before is None and self._count_started != self._generation:
             self._count_started = self._generation
@@ -930,7 +943,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             self._update_buttons()
         waiting = [w for _, blocks in self._mounted for w in blocks if w.parent is None]
         if not waiting:
-            return
+            return not self._unbuilt
         anchor = next((w for _, blocks in self._mounted for w in blocks if w.parent is self), None)
         with self.app.batch_update():
             if anchor is not None:
@@ -939,6 +952,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
                 await self.mount_all(waiting, after=self._load_earlier)
             else:
                 await self.mount_all(waiting)
+        return not self._unbuilt
 
     async def rebuild(self) -> None:
         """Re-render the active branch (the newest window of entries)."""
