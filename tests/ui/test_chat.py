@@ -443,7 +443,7 @@ async def test_the_window_fills_a_slice_a_frame_and_waits_while_another_screen_c
             if len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == WINDOW:
                 break
         assert len(view.query(UserBlock)) + len(view.query(AssistantBlock)) == WINDOW
-    first, *fills = batches  # the first frame's screenful, then the slices
+    _first_screen, *fills = batches  # the first frame's screenful, then the slices
     assert len(fills) >= 2 and all(0 < n <= FILL_SLICE for n in fills)
 
 
