@@ -242,14 +242,14 @@ class AgentSession:
         return check_key(ref, self.api_base).problem
 
     def model_warning(self) -> str | None:
-        """A hint (not a refusal) when litellm's table does not know the model, e.g. a pi
-        session recorded with a provider/model name litellm cannot serve."""
+        """A hint (not a refusal) when the model table does not know the model, e.g. a pi
+        session recorded with a provider/model name nobody here serves."""
         info = self.model_info
         if info is None or info.known or self.api_base:
             return None
         if info.ref.provider in KEYLESS:
             return None
-        return f"{info.ref} is unknown to litellm: choose a model with --model or /model."
+        return f"{info.ref} is not in the model table: choose a model with --model or /model."
 
     def set_model(self, name: str) -> None:
         """Switch model; recorded as a ``model_change`` entry (pi's provider names)."""

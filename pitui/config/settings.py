@@ -114,7 +114,8 @@ class CheckpointConfig(_Section, kw_only=True):
 
 
 class ModelSettings(_Section, kw_only=True):
-    """``models["provider/model"]``: what litellm's table lacks or gets wrong for a model."""
+    """``models["provider/model"]``: what the model table lacks or gets wrong for a model, and
+    where and how it is served."""
 
     context_window: Positive | None = None
     max_output: Positive | None = None

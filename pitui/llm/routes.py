@@ -152,8 +152,37 @@ def claude_is_adaptive(model_id: str) -> bool:
     return (major, minor) >= (4, 6)
 
 
+#: The providers always served through litellm, with the api name stored for them (what
+#: litellm speaks to them: Bedrock's Converse, Vertex's Gemini, OpenAI-style chat for the rest).
+LITELLM_APIS = {
+    "bedrock": "bedrock-converse-stream",
+    "vertex_ai": "google-vertex",
+    "azure": OPENAI_COMPLETIONS,
+    "azure_ai": OPENAI_COMPLETIONS,
+    "mistral": OPENAI_COMPLETIONS,
+    "cohere": OPENAI_COMPLETIONS,
+    "cohere_chat": OPENAI_COMPLETIONS,
+    "perplexity": OPENAI_COMPLETIONS,
+    "dashscope": OPENAI_COMPLETIONS,
+    "sagemaker": OPENAI_COMPLETIONS,
+    "watsonx": OPENAI_COMPLETIONS,
+    "databricks": OPENAI_COMPLETIONS,
+}
+
+
 def _host_has(base: str | None, needles: tuple[str, ...]) -> bool:
     return base is not None and any(needle in base for needle in needles)
+
+
+def _claude_compat(model_id: str, *, openrouter: bool = False) -> Compat:
+    """Claude's thinking flags; through OpenRouter, its bearer key and billed cost too."""
+    adaptive = claude_is_adaptive(model_id)
+    return Compat(
+        adaptive_thinking=adaptive,
+        interleaved_thinking=not adaptive,
+        bearer_auth=openrouter,
+        reported_cost=openrouter,
+    )
 
 
 def _chat_compat(provider: str, base: str | None, info: ModelInfo) -> Compat:
@@ -193,10 +222,6 @@ def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) 
     if api == "litellm" or (api is None and provider in LITELLM_APIS):
         return _litellm_route(info, claude)
     if provider == "anthropic" or api == ANTHROPIC_MESSAGES:
-        compat = Compat(
-            adaptive_thinking=claude_is_adaptive(model_id),
-            interleaved_thinking=not claude_is_adaptive(model_id),
-        )
         return Route(
             ANTHROPIC_MESSAGES,
             pi_provider or "anthropic",
@@ -204,7 +229,7 @@ def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) 
             base.removesuffix("/v1") if base else ANTHROPIC_BASE,
             claude=True,
             reasoning=reasoning,
-            compat=compat,
+            compat=_claude_compat(model_id),
         )
     if provider == "gemini" or api == GOOGLE_GENERATIVE_AI:
         return Route(
@@ -217,21 +242,14 @@ def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) 
     if provider == "openrouter" and claude and api != OPENAI_COMPLETIONS:
         # pi serves Claude on OpenRouter with the Messages API (OpenRouter's /api/v1/messages):
         # thinking and text come back as Claude's own signed blocks, in stream order.
-        root = base.removesuffix("/v1") if base else OPENROUTER_ANTHROPIC_BASE
-        compat = Compat(
-            adaptive_thinking=claude_is_adaptive(model_id),
-            interleaved_thinking=not claude_is_adaptive(model_id),
-            bearer_auth=True,
-            reported_cost=True,
-        )
         return Route(
             ANTHROPIC_MESSAGES,
             "openrouter",
             model_id,
-            root,
+            base.removesuffix("/v1") if base else OPENROUTER_ANTHROPIC_BASE,
             claude=True,
             reasoning=reasoning,
-            compat=compat,
+            compat=_claude_compat(model_id, openrouter=True),
         )
     if provider == "openai" or api == OPENAI_RESPONSES:
         bare = model_id.removeprefix("responses/")
@@ -274,24 +292,6 @@ def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) 
                 compat=_chat_compat(provider, endpoint, info),
             )
     return _litellm_route(info, claude)
-
-
-#: The providers always served through litellm, with the api name stored for them (what
-#: litellm speaks to them: Bedrock's Converse, Vertex's Gemini, OpenAI-style chat for the rest).
-LITELLM_APIS = {
-    "bedrock": "bedrock-converse-stream",
-    "vertex_ai": "google-vertex",
-    "azure": OPENAI_COMPLETIONS,
-    "azure_ai": OPENAI_COMPLETIONS,
-    "mistral": OPENAI_COMPLETIONS,
-    "cohere": OPENAI_COMPLETIONS,
-    "cohere_chat": OPENAI_COMPLETIONS,
-    "perplexity": OPENAI_COMPLETIONS,
-    "dashscope": OPENAI_COMPLETIONS,
-    "sagemaker": OPENAI_COMPLETIONS,
-    "watsonx": OPENAI_COMPLETIONS,
-    "databricks": OPENAI_COMPLETIONS,
-}
 
 
 def _litellm_route(info: ModelInfo, claude: bool) -> Route:

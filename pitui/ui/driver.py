@@ -5,9 +5,10 @@ Textual's input thread waits for stdin in steps of 0.1 s and, once told to stop,
 suspend) waited 0.1-0.2 s on a blank screen. Here the thread also watches a pipe that stopping
 writes to: it wakes at once, and the terminal is handed back without the wait.
 
-Each input event also tells the background import of the provider layer to make way for the
-frame it causes (:func:`pitui.llm.lazy.make_way`): a key typed, or a prompt sent, while litellm
-still imports is drawn without waiting for the import's share of the interpreter.
+Each input event also tells a background import of litellm (for a provider outside the four
+native APIs) to make way for the frame it causes (:func:`pitui.llm.lazy.make_way`): a key
+typed, or a prompt sent, while it imports is drawn without waiting for its share of the
+interpreter.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def test_unknown_recorded_model_is_flagged_not_refused(
     assert agent.model_name == "anthropic/claude-from-the-future"
     assert agent.problem() is None  # requests are still allowed
     warning = agent.model_warning()
-    assert warning is not None and "--model" in warning and "unknown to litellm" in warning
+    assert warning is not None and "--model" in warning and "not in the model table" in warning
     agent.set_model("anthropic/claude-sonnet-4-5")
     assert agent.model_warning() is None
     # Any OpenAI-compatible server (an api base) may serve names litellm has never heard of.
