@@ -74,6 +74,9 @@ async def offer_restore(
         return None
     preview = await workspace.preview_move(landing)
     if not preview.differs:
+        reason = _why_not_restored(workspace, preview)
+        if reason:
+            app.notify(reason, markup=False, timeout=6)
         return None
     choice = await app.push_screen_wait(RestorePrompt(preview, fork=fork))
     if choice is None:
@@ -81,6 +84,19 @@ async def offer_restore(
     if not choice.files:
         return None
     return PendingRestore(workspace, preview, choice)
+
+
+def _why_not_restored(workspace: Workspace, preview: MovePreview) -> str | None:
+    """One sentence when the files cannot follow the move (None: they already match, or the
+    session never had file checkpoints)."""
+    if preview.plan is not None:
+        return None
+    if preview.state is None:
+        if not workspace.index.all():
+            return None
+        return "No file checkpoint records that point, so only the conversation moves."
+    note = preview.note or "File checkpoints are off"
+    return f"The files stay as they are: {note[0].lower()}{note[1:]}"
 
 
 async def save_current_files(pending: PendingRestore | None) -> None:

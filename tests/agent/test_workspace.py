@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -354,3 +355,67 @@ async def test_pi_reads_a_session_with_checkpoints_and_approvals_as_pitui_does(
     assert shape(pi["messages"]) == shape(mine)
     assert pi.get("error") is None and pi["payload"] is not None
     assert len(pi["payload"]["messages"]) == len(mine)
+
+
+async def test_the_files_from_before_the_first_prompt_come_back_from_the_command_line(
+    tmp_path: Path, llm: ScriptedLLMServer, capsys: Any
+) -> None:
+    """The README's walk-through: the first prompt changes five files (edit, write, sed -i, rm,
+    echo >); `pitui restore FILE --leaf <the first prompt's parent>` brings them all back."""
+    from support.folders import picture, write
+
+    from pitui.cli import main
+
+    project = tmp_path / "project"
+    write(
+        project,
+        {"app.py": "print('v1')\n", "data.txt": "d1\n", "old.txt": "o\n", "log.txt": "l\n"},
+    )
+    before = picture(project)
+    settings = Settings()
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    agent = AgentSession(
+        store,
+        cwd=project,
+        model="openai/test-model",
+        api_base=f"{llm.url}/v1",
+        settings=settings,
+        workspace=Workspace(read_workspace_settings(settings), project),
+    )
+    llm.script(
+        tool_calls(
+            [
+                ("edit", {"path": "app.py", "edits": [{"oldText": "v1", "newText": "v2"}]}),
+                ("write", {"path": "new.py", "content": "x = 1\n"}),
+                ("bash", {"command": "sed -i s/d1/d2/ data.txt && rm old.txt && echo 2 > log.txt"}),
+            ]
+        ),
+        text("Done."),
+    )
+    assert (await agent.prompt("change five files")).ok
+    changed = picture(project)
+    assert changed != before
+    first = next(n for n in store.path_to() if n.role == "user")
+    above = first.parent_id
+    assert above is not None  # the model and thinking level the session starts with
+    path = store.path
+    assert path is not None
+    store.close()
+
+    def pitui(*args: str) -> int:  # the command line runs its own event loop: in a thread
+        return main(list(args))
+
+    assert await asyncio.to_thread(pitui, "restore", str(path), "--leaf", above, "--dry-run") == 0
+    listed = capsys.readouterr().out
+    for line in ("M app.py", "D new.py", "M data.txt", "A old.txt", "M log.txt"):
+        assert f"  {line}" in listed
+    assert picture(project) == changed
+    assert await asyncio.to_thread(pitui, "restore", str(path), "--leaf", above) == 0
+    assert picture(project) == before
+    assert f"moved the leaf to {above}" in capsys.readouterr().out
+    # Going forward again is one more restore (to the end of the first run).
+    reopened = SessionStore.open(path, read_only=True)
+    last_reply = [n for n in reopened.all_nodes() if n.role == "assistant"][-1]
+    reopened.close()
+    assert await asyncio.to_thread(pitui, "restore", str(path), "--leaf", last_reply.id) == 0
+    assert picture(project) == changed

@@ -116,8 +116,26 @@ def test_restore_guards_files_changed_outside_pitui(
 def test_restore_refuses_an_entry_without_checkpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path, _, ids = make_session(tmp_path)
-    assert main(["restore", str(path), "--leaf", ids["u1"]]) == 2
+    """A session begun without checkpoints (in pi): its first run changed files before pitui
+    took the first checkpoint, so nothing recorded the files before that run."""
+    project = tmp_path / "project"
+    write(project, {"app.py": "v1\n"})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    workspace = Workspace(read_workspace_settings(Settings()), project)
+    workspace.attach_store(store)
+    first = store.append_message(message("user", "in pi"))
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "…"}}
+    store.append_message(
+        {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
+    )
+    write(project, {"app.py": "v2\n"})
+    store.append_message(message("toolResult", "ok", toolCallId="c1", toolName="bash"))
+    store.append_message(message("user", "in pitui"))
+    assert asyncio.run(workspace.checkpoint("after-run")) is not None
+    path = store.path
+    assert path is not None
+    store.close()
+    assert main(["restore", str(path), "--leaf", first]) == 2
     assert "No checkpoint records the files" in capsys.readouterr().err
 
 
