@@ -106,6 +106,7 @@ class PituiApp(App[int]):
         self._watchdog: threading.Timer | None = None
         self.after_first_frame: list[Callable[[], None]] = []
         """Called once, on the event loop, when the main screen's first frame is shown."""
+        self.after_first_frame.append(self._start_checkpoints)
         self.exit_deadline: float | None = None
         """Set by ``pitui`` itself (never in tests): after a SIGTERM or SIGHUP, the process is
         ended this many seconds later whatever still runs."""
@@ -127,6 +128,15 @@ class PituiApp(App[int]):
         self.bridge.attach(store, self.agent)
         self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
+        self._start_checkpoints()
+
+    def _start_checkpoints(self) -> None:
+        """Capture the folder once, in a thread, as a session opens: the agent's first change
+        then waits for no first capture of a big folder (issue 29)."""
+        workspace = self.agent.workspace if self.agent is not None else None
+        store = self.store
+        if workspace is not None and not store.read_only and not store.stored_cwd_missing:
+            workspace.start_warm_up()
 
     def _new_agent(self, store: SessionStore) -> AgentSession | None:
         agent = self.agent_factory(store) if self.agent_factory else None

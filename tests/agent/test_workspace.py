@@ -250,7 +250,7 @@ async def test_without_git_the_run_works_and_says_checkpoints_are_off_once(
     assert (await agent.prompt("write")).ok
     assert (await agent.prompt("more")).ok
     assert (agent.cwd / "x.txt").read_text() == "x"
-    notes = [e.message for e in events if isinstance(e, CheckpointNote)]
+    notes = [e.message for e in events if isinstance(e, CheckpointNote) and not e.progress]
     assert notes == ["git is not installed, so file checkpoints are off (install git)."]
     assert customs(agent, CHECKPOINT_TYPE) == []
 
@@ -265,7 +265,7 @@ async def test_files_a_checkpoint_leaves_out_are_said_once(
     llm.script(tool_call("write", {"path": "y.txt", "content": "y"}), text("ok"), text("ok"))
     await agent.prompt("one")
     await agent.prompt("two")
-    notes = [e.message for e in events if isinstance(e, CheckpointNote)]
+    notes = [e.message for e in events if isinstance(e, CheckpointNote) and not e.progress]
     assert notes == ["Not saved in file checkpoints: big.bin (larger than 1 KB)."]
     after = customs(agent, CHECKPOINT_TYPE)[-1]["data"]
     assert after["skipped"] == [{"path": "big.bin", "reason": "larger than 1 KB", "size": 5000}]
@@ -419,3 +419,127 @@ async def test_the_files_from_before_the_first_prompt_come_back_from_the_command
     reopened.close()
     assert await asyncio.to_thread(pitui, "restore", str(path), "--leaf", last_reply.id) == 0
     assert picture(project) == changed
+
+
+async def test_an_untrusted_project_cannot_switch_the_net_off(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """A repository's `.pitui/settings.json` that sets `checkpoint.enabled: false` (and other
+    values that would save less) is ignored until `pitui trust`, with one note; checkpoints
+    run. Values that keep more apply."""
+    import json
+
+    from pitui.checkpoint.settings import workspace_settings_for
+    from pitui.config.trust import trust
+
+    project = tmp_path / "project"
+    (project / ".pitui").mkdir(parents=True)
+    (project / "app.py").write_text("print('v1')\n")
+    (project / ".pitui" / "settings.json").write_text(
+        json.dumps(
+            {
+                "checkpoint": {
+                    "enabled": False,
+                    "exclude": ["*"],
+                    "maxFileSizeMB": 0.001,
+                    "keepDays": 90,
+                }
+            }
+        )
+    )
+    settings = workspace_settings_for(project)
+    assert settings.checkpoint.enabled and settings.checkpoint.exclude == ()
+    assert settings.checkpoint.max_file_size == 10 * 1024 * 1024
+    assert settings.checkpoint.keep_days == 90  # keeps more: applies
+    [note] = settings.notes
+    assert note == (
+        "Ignoring checkpoint.enabled, checkpoint.exclude, checkpoint.maxFileSizeMB in "
+        f"{project / '.pitui' / 'settings.json'}: until you run `pitui trust` in this project, "
+        "its settings may only make file checkpoints keep more, never less."
+    )
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    agent = AgentSession(
+        store,
+        cwd=project,
+        model="openai/test-model",
+        api_base=f"{llm.url}/v1",
+        settings=Settings(),
+        workspace=Workspace(settings, project, state_root=tmp_path / "state"),
+    )
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(tool_call("write", {"path": "app.py", "content": "print('v2')\n"}), text("ok"))
+    assert (await agent.prompt("change it")).ok
+    assert [c["data"]["reason"] for c in customs(agent, CHECKPOINT_TYPE)] == [
+        "before-change",
+        "after-run",
+    ]
+    assert [e.message for e in events if isinstance(e, CheckpointNote) and not e.progress] == [note]
+    # Once trusted, the project's settings are the user's to keep.
+    trust(project)
+    trusted = workspace_settings_for(project)
+    assert not trusted.checkpoint.enabled and trusted.notes == ()
+
+
+async def test_a_failing_capture_is_said_once_and_the_next_run_tries_again(
+    tmp_path: Path, llm: ScriptedLLMServer, monkeypatch: Any
+) -> None:
+    import errno
+
+    from pitui.checkpoint.store import CheckpointStore
+
+    agent = make_agent(tmp_path, llm)
+    real = CheckpointStore.capture_locked
+    failing = [True]
+
+    def capture_locked(self: CheckpointStore) -> Any:
+        if failing[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self)
+
+    monkeypatch.setattr(CheckpointStore, "capture_locked", capture_locked)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    for n in range(3):
+        llm.script(tool_call("write", {"path": f"f{n}.txt", "content": "x"}), text("ok"))
+        if n == 2:
+            failing[0] = False
+        assert (await agent.prompt(f"write {n}")).ok  # a run never fails for a checkpoint
+    assert all((agent.cwd / f"f{n}.txt").exists() for n in range(3))
+    assert [e.message for e in events if isinstance(e, CheckpointNote) and not e.progress] == [
+        "A file checkpoint failed (the disk is full); pitui tries again at the next run.",
+        "File checkpoints work again.",
+    ]
+    assert [c["data"]["reason"] for c in customs(agent, CHECKPOINT_TYPE)] == [
+        "before-change",
+        "after-run",
+    ]
+
+
+async def test_the_store_stays_under_its_cap_when_a_binary_is_rewritten_every_run(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """A 1 MB binary the agent rewrites at every run (real runs: a checkpoint before the
+    first change and one after): the churn guard leaves it out from its third change, so the
+    store stops growing; it stays under a 4 MB cap, and the note says why once."""
+    agent = make_agent(tmp_path, llm, {"checkpoint": {"maxStoreMB": 4}})
+    workspace = agent.workspace
+    assert workspace is not None
+    command = "head -c 1048576 /dev/urandom > model.bin"
+    (agent.cwd / "model.bin").write_bytes(b"\0" * 1024 * 1024)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    sizes = []
+    for n in range(8):
+        llm.script(tool_call("bash", {"command": command}), text(f"run {n}"))
+        assert (await agent.prompt(f"run {n}")).ok
+        await workspace.maintained()
+        store = await workspace.store()
+        assert store is not None
+        sizes.append(store.size_bytes())
+    assert max(sizes) <= 4 * 1024 * 1024, sizes
+    assert sizes[-1] == sizes[3], sizes  # no growth once it is left out
+    left_out = [e.message for e in events if isinstance(e, CheckpointNote) and not e.progress]
+    assert left_out == [
+        "Not saved in file checkpoints: model.bin (a binary file that changes at every checkpoint)."
+    ]

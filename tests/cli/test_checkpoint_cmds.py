@@ -66,6 +66,8 @@ def test_checkpoints_lists_each_with_its_files(
     assert "3 file(s): 1 added, 1 modified, 1 deleted" in out
     for line in ("A helpers.py", "M app.py", "D util.py"):
         assert line in out
+    assert "  (the folder's checkpoint store: " in out
+    assert " KB of 2 GB (checkpoint.maxStoreMB), in " in out
     assert main(["checkpoints", str(path), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["reason"] for r in rows] == ["before-change", "after-run"]

@@ -560,3 +560,35 @@ async def test_a_move_the_files_cannot_follow_says_why(tmp_path: Path) -> None:
         sentence = "No file checkpoint records that point, so only the conversation moves."
         await wait_for(pilot, lambda: sentence in [str(n.message) for n in app._notifications])
         assert (project / "app.py").read_text() == "v2\n"
+
+
+async def test_the_folder_is_captured_as_the_session_opens(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The first capture of a folder (seconds on a big one) starts in a thread once the first
+    frame is shown, before any prompt: the agent's first change then finds the store's index
+    warm. Nothing is written to the session for it."""
+    from pitui.checkpoint.store import store_folder_for
+    from pitui.config.paths import state_dir
+
+    project = tmp_path / "project"
+    write(project, {f"src/f{i}.py": f"x = {i}\n" for i in range(200)})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    merged = Settings.from_dict({"ui": {"cursorBlink": False}})
+
+    def factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=project,
+            model="openai/test-model",
+            api_base=f"{llm.url}/v1",
+            settings=merged,
+            workspace=Workspace(read_workspace_settings(merged), project),
+        )
+
+    folder = store_folder_for(project, state_dir() / "checkpoints")
+    app = PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: (folder / "last").exists())
+        assert llm.requests == [] and app.store.entry_count == 0
+        assert (folder / "index").stat().st_size > 0
