@@ -89,6 +89,15 @@ class MovePreview:
         return self.plan is not None and not self.plan.empty
 
 
+def _entry_skips(ref: CheckpointRef) -> dict[str, str]:
+    """The files a checkpoint entry says its checkpoint left out → why."""
+    out: dict[str, str] = {}
+    for item in ref.data.get("skipped") or ():
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            out[item["path"]] = str(item.get("reason") or "not saved")
+    return out
+
+
 class Workspace:
     """Checkpoints and approvals for one agent session (one session store, one folder)."""
 
@@ -412,7 +421,11 @@ class Workspace:
 
         try:
             plan = await asyncio.to_thread(
-                preview, store, state.checkpoint.commit, baseline=base_commit
+                preview,
+                store,
+                state.checkpoint.commit,
+                baseline=base_commit,
+                target_skipped=_entry_skips(state.checkpoint),
             )
         except Exception as exc:
             return MovePreview(target_leaf, state, baseline=baseline, note=str(exc))
@@ -448,4 +461,5 @@ class Workspace:
             baseline=base,
             outside=outside,
             expected=move.plan.pre,
+            target_skipped=_entry_skips(move.state.checkpoint),
         )

@@ -15,7 +15,9 @@ One store per project folder, under pitui's state dir::
 
 A capture is a git commit whose tree is the folder (every file not ignored, executable bits and
 symlinks as git keeps them) and whose message lists the files with unusual permissions
-(``0600`` and the like), so a restore gives them back exactly. The user's own ``.git``, index,
+(``0600`` and the like), so a restore gives them back exactly, and the paths it saw but left
+out (too large, churning, a nested repository…), so a restore never deletes what it never
+saved. The user's own ``.git``, index,
 refs and stash are never read for writing, and nothing runs git in their repository.
 
 Refs ``refs/pitui/<session id>/<commit>`` keep a session's checkpoints alive; pruning deletes
@@ -31,6 +33,7 @@ import json
 import os
 import re
 import stat
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -60,6 +63,8 @@ BULK_MIN_FILES = 1000
 MAX_PACKS = 30
 """More packs than this (each bulk capture adds one) are merged after a run."""
 _REF_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+NESTED_REPOSITORY = "a nested git repository (not saved)"
+"""Why a folder holding its own ``.git`` (a nested repository, a submodule) is left out."""
 
 
 class CheckpointsOff(UserError):
@@ -155,6 +160,10 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
         _fsync_dir(path.parent)
 
 
+MAX_SKIPS_LISTED = 5000
+"""At most this many left-out paths are listed in a checkpoint's message."""
+
+
 def parse_manifest(message: bytes) -> dict[str, int]:
     """The unusual permissions a checkpoint commit's message lists (``mode 0600 path``)."""
     modes: dict[str, int] = {}
@@ -165,6 +174,28 @@ def parse_manifest(message: bytes) -> dict[str, int]:
                 with contextlib.suppress(ValueError):
                     modes[os.fsdecode(parts[2])] = int(parts[1], 8)
     return modes
+
+
+def skip_line(skipped: Skipped) -> str:
+    """``skip "PATH" REASON``: the path as a JSON string (any byte survives), then why."""
+    return f"skip {json.dumps(skipped.path)} {skipped.reason}\n"
+
+
+def parse_skips(message: bytes) -> dict[str, str]:
+    """The paths a checkpoint left out (``skip`` lines of its message) → why."""
+    out: dict[str, str] = {}
+    decoder = json.JSONDecoder()
+    text = message.decode("utf-8", "surrogateescape")
+    for line in text.split("\n"):
+        if not line.startswith("skip "):
+            continue
+        try:
+            path, end = decoder.raw_decode(line, 5)
+        except ValueError:
+            continue
+        if isinstance(path, str):
+            out[path] = line[end:].strip()
+    return out
 
 
 CHURN_WINDOW_NS = 86400 * 10**9
@@ -216,6 +247,7 @@ class CheckpointStore:
         self.exclude_path = folder / "exclude"
         self.base_exclude_path = folder / "base-exclude"
         self._manifests: dict[str, dict[str, int]] = {}
+        self._skips: dict[str, dict[str, str]] = {}
         self.bulk_checkin = git_version(git.exe) >= BULK_CHECKIN_VERSION
 
     # ------------------------------------------------------------------ opening
@@ -321,7 +353,7 @@ class CheckpointStore:
         for tracked, raw in listing:
             path = os.fsdecode(raw)
             if raw.endswith(b"/"):
-                skipped.append(Skipped(path.rstrip("/"), "a nested git repository (not saved)"))
+                skipped.append(Skipped(path.rstrip("/"), NESTED_REPOSITORY))
                 continue
             if not tracked:
                 untracked += 1
@@ -337,6 +369,10 @@ class CheckpointStore:
                 st = os.lstat(work + b"/" + raw)
             except FileNotFoundError:
                 update.append(raw)  # deleted: --remove takes it out
+                modes.pop(path, None)
+                continue
+            except NotADirectoryError:
+                force_remove.append(raw)  # a folder of its path became a file or a symlink
                 modes.pop(path, None)
                 continue
             except OSError as exc:
@@ -423,10 +459,19 @@ class CheckpointStore:
                 if os.path.lexists(self.project / path):
                     new_churn[path] = seen
             self._save_churn(new_churn)
-        if last is not None and last[1] == tree and self._manifest(last[0]) == modes:
+        left_out = sorted(skipped, key=lambda s: s.path)[:MAX_SKIPS_LISTED]
+        skips = {s.path: s.reason for s in left_out}
+        if (
+            last is not None
+            and last[1] == tree
+            and self._manifest(last[0]) == modes
+            and self.skipped(last[0]) == skips
+        ):
             return Capture(last[0], tree, modes, tuple(skipped))
-        message = "pitui checkpoint\n\n" + "".join(
-            f"mode {perm:04o} {path}\n" for path, perm in sorted(modes.items())
+        message = (
+            "pitui checkpoint\n\n"
+            + "".join(f"mode {perm:04o} {path}\n" for path, perm in sorted(modes.items()))
+            + "".join(skip_line(s) for s in left_out)
         )
         commit = (
             self.git.run(
@@ -437,6 +482,7 @@ class CheckpointStore:
             .strip()
         )
         self._manifests[commit] = dict(modes)
+        self._skips[commit] = skips
         write_atomic(self.folder / "last", f"{commit} {tree}\n".encode())
         return Capture(commit, tree, modes, tuple(skipped))
 
@@ -494,10 +540,71 @@ class CheckpointStore:
     def _manifest(self, commit: str) -> dict[str, int]:
         cached = self._manifests.get(commit)
         if cached is None:
-            body = self.git.run(["cat-file", "commit", commit])
-            cached = parse_manifest(body.split(b"\n\n", 1)[-1])
-            self._manifests[commit] = cached
+            self._read_message(commit)
+            cached = self._manifests[commit]
         return cached
+
+    def _read_message(self, commit: str) -> None:
+        body = self.git.run(["cat-file", "commit", commit]).split(b"\n\n", 1)[-1]
+        self._manifests[commit] = parse_manifest(body)
+        self._skips[commit] = parse_skips(body)
+
+    def skipped(self, commit: str) -> dict[str, str]:
+        """The paths checkpoint ``commit`` saw and left out → why (see :class:`Skipped`)."""
+        cached = self._skips.get(commit)
+        if cached is None:
+            self._read_message(commit)
+            cached = self._skips[commit]
+        return dict(cached)
+
+    def ignored_at(self, commit: str, paths: Iterable[str]) -> set[str]:
+        """Which of ``paths`` the ignore rules in effect at checkpoint ``commit`` leave out: its
+        ``.gitignore`` files, with pitui's excludes and the folder's inherited ones as now.
+
+        The checkpoint's ``.gitignore`` files are written into a scratch folder (with the
+        paths' folders) and ``git check-ignore`` reads them there: the project is not touched.
+        """
+        wanted = sorted({p for p in paths if p})
+        if not wanted:
+            return set()
+        listing = self.git.run(["ls-tree", "-r", "-z", "--full-tree", commit])
+        ignore_files: dict[str, str] = {}
+        for item in listing.split(b"\0"):
+            meta, _, raw = item.partition(b"\t")
+            name = os.fsdecode(raw)
+            if name.rsplit("/", 1)[-1] == ".gitignore" and meta.startswith(b"100"):
+                ignore_files[name] = meta.split()[2].decode()
+        blobs = self.read_blobs(ignore_files.values())
+        ours = exclude_text(self.settings.exclude).encode()
+        with tempfile.TemporaryDirectory(prefix="pitui-ignore-", dir=self.folder) as scratch:
+            root = Path(scratch) / "tree"
+            root.mkdir()
+            for name, sha in ignore_files.items():
+                target = root / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = blobs[sha]
+                if name == ".gitignore":
+                    data = data + b"\n" + ours  # pitui's own excludes win at the top
+                target.write_bytes(data)
+            if ".gitignore" not in ignore_files:
+                (root / ".gitignore").write_bytes(ours)
+            for path in wanted:
+                parent = (root / path).parent
+                with contextlib.suppress(OSError):
+                    parent.mkdir(parents=True, exist_ok=True)
+            checker = Git(
+                self.git.exe,
+                self.git.git_dir,
+                root,
+                Path(scratch) / "index",
+                self.base_exclude_path,
+            )
+            out = checker.run(
+                ["check-ignore", "--no-index", "-z", "--stdin"],
+                input=b"\0".join(os.fsencode(p) for p in wanted) + b"\0",
+                ok_codes=(0, 1),
+            )
+        return {os.fsdecode(raw) for raw in out.split(b"\0") if raw}
 
     def modes(self, commit: str) -> dict[str, int]:
         """The unusual permissions recorded with a checkpoint (path → ``0o600`` …)."""

@@ -183,6 +183,10 @@ def print_plan(move: Any, *, show_diff: bool, out: Any = None) -> None:
                 out.write(f"      {_clean(line)}\n")
     for kept in plan.kept:
         out.write(f"  kept {_clean(kept.path)}: {kept.reason}\n")
+    if plan.not_restorable:
+        out.write(f"Not restorable, left as they are ({len(plan.not_restorable)}):\n")
+        for kept in plan.not_restorable:
+            out.write(f"  {_clean(kept.path)}: {_clean(kept.reason)}\n")
 
 
 def cmd_restore(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from pitui.agent.workspace import MovePreview, Workspace
 from pitui.checkpoint.diff import summary_text
 from pitui.checkpoint.record import CheckpointRef
 from pitui.checkpoint.restore import RestoreRefused
-from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt
+from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt, not_restorable_text
 
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp
@@ -90,6 +90,8 @@ def _why_not_restored(workspace: Workspace, preview: MovePreview) -> str | None:
     """One sentence when the files cannot follow the move (None: they already match, or the
     session never had file checkpoints)."""
     if preview.plan is not None:
+        if preview.plan.not_restorable:
+            return "The files match that point. " + not_restorable_text(preview.plan.not_restorable)
         return None
     if preview.state is None:
         if not workspace.index.all():

@@ -153,3 +153,38 @@ def test_the_commands_import_neither_textual_nor_litellm(tmp_path: Path) -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_dry_run_and_restore_list_what_cannot_be_restored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file over the size limit at the target, shrunk since: listed as not restorable, not
+    deleted; the rest is restored."""
+    project = tmp_path / "project"
+    write(project, {"app.py": "v1\n"})
+    (project / "big.bin").write_bytes(b"B" * 5000)
+    settings = Settings.from_dict({"checkpoint": {"maxFileSizeMB": 0.001}})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    workspace = Workspace(read_workspace_settings(settings), project)
+    workspace.attach_store(store)
+    first = store.append_message(message("user", "shrink it"))
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "…"}}
+    store.append_message(
+        {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
+    )
+    assert asyncio.run(workspace.checkpoint("before-change")) is not None
+    (project / "big.bin").write_bytes(b"b")
+    write(project, {"app.py": "v2\n"})
+    store.append_message(message("toolResult", "ok", toolCallId="c1", toolName="bash"))
+    assert asyncio.run(workspace.checkpoint("after-run")) is not None
+    path = store.path
+    assert path is not None
+    store.close()
+    assert main(["restore", str(path), "--leaf", first, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "  M app.py" in out and "D big.bin" not in out
+    assert "Not restorable, left as they are (1):\n  big.bin: not saved at that point: " in out
+    assert "larger than 1 KB" in out
+    assert main(["restore", str(path), "--leaf", first]) == 0
+    assert (project / "app.py").read_text() == "v1\n"
+    assert (project / "big.bin").read_bytes() == b"b"

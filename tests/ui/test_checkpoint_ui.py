@@ -592,3 +592,42 @@ async def test_the_folder_is_captured_as_the_session_opens(
         await wait_for(pilot, lambda: (folder / "last").exists())
         assert llm.requests == [] and app.store.entry_count == 0
         assert (folder / "index").stat().st_size > 0
+
+
+async def test_the_restore_prompt_lists_what_cannot_be_restored(tmp_path: Path) -> None:
+    """A file too large to save at the target, shrunk since, and a name full of escapes: the
+    dialog lists them as not restorable (inert text), and the restore leaves them."""
+    project = tmp_path / "p"
+    hostile = HOSTILE.replace("/", "_") + ".bin"
+    write(project, {"app.py": "v1\n"})
+    (project / "big.bin").write_bytes(b"B" * 5000)
+    (project / hostile).write_bytes(b"H" * 5000)
+    store = SessionStore.create(tmp_path / "s", str(project))
+    workspace = workspace_for(project, {"checkpoint": {"maxFileSizeMB": 0.001}})
+    workspace.attach_store(store)
+    store.append_message(message("user", "x"))
+    target = await workspace.checkpoint("before-change")
+    assert target is not None
+    (project / "big.bin").write_bytes(b"b")
+    (project / hostile).write_bytes(b"h")
+    write(project, {"app.py": "v2\n"})
+    store.append_message(message("assistant", "done", stopReason="stop"))
+    await workspace.checkpoint("after-run")
+    preview = await workspace.preview_move(target.parent_id)
+    assert [c.path for c in preview.plan.changes] == ["app.py"]  # type: ignore[union-attr]
+    harness = Harness(RestorePrompt(preview))
+    async with harness.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
+        shown = str(harness.screen.query_one("#restore-not-restorable", Static).render())
+        await pilot.press("r")
+        await pilot.pause()
+    assert shown.startswith("Not restorable, left as they are: ")
+    assert "big.bin (not saved at that point: larger than 1 KB)" in shown
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "[bold]x[_] [x[0]] red.bin (not saved at that point: larger than 1 KB)" in shown
+    assert harness.result == RestoreChoice(True, "refuse")
+    await workspace.save_before_restore(preview)
+    result = await workspace.restore_files(preview)
+    assert (project / "app.py").read_text() == "v1\n"
+    assert (project / "big.bin").read_bytes() == b"b" and (project / hostile).read_bytes() == b"h"
+    assert {k.path for k in result.kept} == {"big.bin", hostile}
