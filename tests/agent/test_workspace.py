@@ -543,3 +543,88 @@ async def test_the_store_stays_under_its_cap_when_a_binary_is_rewritten_every_ru
     assert left_out == [
         "Not saved in file checkpoints: model.bin (a binary file that changes at every checkpoint)."
     ]
+
+
+async def test_read_only_mode_lets_the_agent_look_around(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """Read-only mode: read-only tools and commands known to only read run (recorded as
+    allowed by read-only); anything that could write or run something else is refused."""
+    agent = make_agent(tmp_path, llm, approve="read-only")
+    project = agent.cwd
+    (project / "notes.txt").write_text("keep me\n")
+    allowed = ["git status", "ls -la", "cat app.py | grep v1", "find . -name '*.py'"]
+    refused = [
+        "rm notes.txt",
+        "ls > listing.txt",
+        "find . -name notes.txt -delete",
+        "cat $(rm notes.txt)",
+        "ls && rm notes.txt",
+        "git log --output=log.txt",
+        "git branch evil",
+    ]
+    llm.script(
+        tool_calls(
+            [("read", {"path": "app.py"})]
+            + [("bash", {"command": c}) for c in allowed + refused]
+            + [("write", {"path": "x.txt", "content": "no"})]
+        ),
+        text("Looked around."),
+    )
+    assert (await agent.prompt("look around")).ok
+    results = [m for m in agent.store.project().messages if m["role"] == "toolResult"]
+    assert "print('v1')" in results[0]["content"][0]["text"]
+    outputs = {r["toolCallId"]: r for r in results}
+    assert "app.py" in outputs["call_3"]["content"][0]["text"]  # ls -la ran
+    assert "print('v1')" in outputs["call_4"]["content"][0]["text"]  # cat | grep ran
+    for n in range(len(allowed) + 2, len(allowed) + len(refused) + 3):
+        assert "read-only" in outputs[f"call_{n}"]["content"][0]["text"], n
+    assert (project / "notes.txt").read_text() == "keep me\n"
+    assert not (project / "listing.txt").exists() and not (project / "log.txt").exists()
+    assert not (project / "x.txt").exists()
+    data = [d["data"] for d in customs(agent, APPROVAL_TYPE)]
+    assert [(d["decision"], d["by"]) for d in data[:4]] == [("allow", "read-only")] * 4
+    assert data[0]["rule"] == "read-only command (git status)"
+    assert {(d["decision"], d["by"]) for d in data[4:]} == {("deny", "read-only")}
+
+
+async def test_always_for_a_destructive_command_covers_only_that_command(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, approve="ask")
+    project = agent.cwd
+    for name in ("a.txt", "b.txt"):
+        (project / name).write_text(name)
+    asked: list[ApprovalRequest] = []
+
+    async def asker(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return "prefix" if request.subject == "rm a.txt" else "no"
+
+    assert agent.workspace is not None
+    agent.workspace.set_asker(asker)
+    llm.script(
+        tool_calls(
+            [
+                ("bash", {"command": "rm a.txt"}),
+                ("bash", {"command": "rm b.txt"}),
+                ("bash", {"command": "touch a.txt && echo again"}),
+                ("bash", {"command": "rm a.txt"}),
+            ]
+        ),
+        text("ok"),
+    )
+    await agent.prompt("clean up")
+    assert [r.subject for r in asked] == ["rm a.txt", "rm b.txt", "touch a.txt && echo again"]
+    assert asked[0].exact and asked[0].prefix_rule == "rm a.txt"
+    assert not asked[2].exact and asked[2].prefix_rule == "touch a.txt*"
+    assert (project / "b.txt").exists()  # "rm*" was never granted
+    assert not (project / "a.txt").exists()  # the same command again: granted
+    data = [d["data"] for d in customs(agent, APPROVAL_TYPE)]
+    assert [(d["decision"], d["by"]) for d in data] == [
+        ("allow", "user"),
+        ("deny", "user"),
+        ("deny", "user"),
+        ("allow", "grant"),
+    ]
+    assert data[0]["rule"] == "rm a.txt" and data[3]["rule"] == "rm a.txt"

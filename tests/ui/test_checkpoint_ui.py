@@ -631,3 +631,19 @@ async def test_the_restore_prompt_lists_what_cannot_be_restored(tmp_path: Path) 
     assert (project / "app.py").read_text() == "v1\n"
     assert (project / "big.bin").read_bytes() == b"b" and (project / hostile).read_bytes() == b"h"
     assert {k.path for k in result.kept} == {"big.bin", hostile}
+
+
+async def test_the_always_answer_of_a_destructive_command_names_only_that_command(
+    tmp_path: Path,
+) -> None:
+    request = build_request("bash", "call_1", {"command": "rm -rf build"}, tmp_path, ("rm",))
+    harness = Harness(ApprovalPrompt(request))
+    async with harness.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: screen_up(harness, ApprovalPrompt))
+        options = harness.screen.query_one("#approval-options", OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        await pilot.press("p")
+        await pilot.pause()
+    assert "p  Always allow exactly this command (it deletes, overwrites or runs others)" in labels
+    assert not any("matching rm" in label for label in labels)
+    assert harness.result == "prefix"
