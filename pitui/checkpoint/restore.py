@@ -63,6 +63,19 @@ class RestoreRefused(UserError):
         self.paths = paths or []
 
 
+class RestoreFailed(UserError):
+    """The restore could not be done (a full disk…); the message says whether the folder
+    changed (it did not, unless the apply phase itself failed: the next open finishes it)."""
+
+
+def _failed(exc: BaseException, what: str = "") -> RestoreFailed:
+    from pitui.checkpoint.store import failure_reason
+
+    reason = failure_reason(exc)
+    hint = " (free some space and try again)" if reason == "the disk is full" else ""
+    return RestoreFailed(f"The files were not restored: {what}{reason}; nothing was changed{hint}.")
+
+
 @dataclass(frozen=True)
 class Kept:
     """A path the restore leaves as it is, and why."""
@@ -436,10 +449,24 @@ def apply_plan_locked(store: CheckpointStore, plan: RestorePlan) -> RestoreResul
             "ops": ops,
         }
         write_atomic(store.folder / JOURNAL, json.dumps(journal).encode(), durable=True)
+    except OSError as exc:
+        _cleanup(store, folders)
+        with contextlib.suppress(OSError):
+            (store.folder / JOURNAL).unlink()
+        raise _failed(exc) from exc
     except BaseException:
         _cleanup(store, folders)
         raise
-    _replay(store, ops)
+    try:
+        _replay(store, ops)
+    except OSError as exc:
+        log.exception("a restore stopped while applying its journal in %s", store.project)
+        from pitui.checkpoint.store import failure_reason
+
+        raise RestoreFailed(
+            f"The restore stopped half way ({failure_reason(exc)}); the next pitui that "
+            "opens this folder's checkpoints finishes it, or start pitui here again."
+        ) from exc
     (store.folder / JOURNAL).unlink()
     # The restore is done; what staging holds now (the old files) is freed in the background.
     threading.Thread(target=_remove_folders, args=(folders,), daemon=True).start()
@@ -531,9 +558,12 @@ def restore(
     """
     with store.locked():
         recover_locked(store)
-        pre = store.capture_locked()
-        if namespace is not None:
-            store.keep_locked(namespace, [pre.commit])
+        try:
+            pre = store.capture_locked()
+            if namespace is not None:
+                store.keep_locked(namespace, [pre.commit])
+        except (OSError, GitFailed) as exc:
+            raise _failed(exc, "the folder could not be saved first, ") from exc
         if expected is not None and not pre.same_state(expected):
             raise RestoreRefused(
                 "The files changed since the preview; look at the changes again before restoring."

@@ -23,7 +23,7 @@ from pitui.agent.navigation import landing_point
 from pitui.agent.workspace import MovePreview, Workspace
 from pitui.checkpoint.diff import summary_text
 from pitui.checkpoint.record import CheckpointRef
-from pitui.checkpoint.restore import RestoreRefused
+from pitui.checkpoint.restore import RestoreFailed, RestoreRefused
 from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt, not_restorable_text
 
 if TYPE_CHECKING:
@@ -118,6 +118,9 @@ async def finish_restore(app: PituiApp, pending: PendingRestore | None, *, moved
         result = await pending.workspace.restore_files(pending.preview, pending.choice.outside)
     except RestoreRefused as exc:
         app.notify(f"Files not restored: {exc}", severity="warning", markup=False, timeout=10)
+        return
+    except RestoreFailed as exc:
+        app.notify(str(exc), severity="error", markup=False, timeout=10)
         return
     except Exception as exc:
         log.exception("restoring files failed")

@@ -16,7 +16,7 @@ import pytest
 from support.folders import OpenStore, picture, tree_bytes, write
 
 from pitui.checkpoint import restore as restore_module
-from pitui.checkpoint.restore import RestoreRefused, preview, restore
+from pitui.checkpoint.restore import RestoreFailed, RestoreRefused, preview, restore
 from pitui.checkpoint.settings import CheckpointSettings
 from pitui.checkpoint.store import CheckpointStore
 
@@ -257,8 +257,12 @@ def test_a_crash_while_staging_leaves_the_old_state(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(restore_module, "_stage", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(RestoreFailed) as failed:
         restore(store, target, namespace="s")
+    assert str(failed.value) == (
+        "The files were not restored: the disk is full; nothing was changed (free some space "
+        "and try again)."
+    )
     assert picture(project) == state
     assert not list((store.folder / "staging").iterdir())
 

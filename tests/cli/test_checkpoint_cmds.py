@@ -188,3 +188,28 @@ def test_dry_run_and_restore_list_what_cannot_be_restored(
     assert main(["restore", str(path), "--leaf", first]) == 0
     assert (project / "app.py").read_text() == "v1\n"
     assert (project / "big.bin").read_bytes() == b"b"
+
+
+def test_a_full_disk_during_a_restore_is_one_sentence_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from pitui.checkpoint import restore as restore_module
+
+    path, project, ids = make_session(tmp_path)
+    before = picture(project)
+    real_stage = restore_module._stage
+
+    def full_disk(*args: Any) -> Any:
+        real_stage(*args)  # some files staged, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(restore_module, "_stage", full_disk)
+    assert main(["restore", str(path), "--leaf", ids["a1"]]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "pitui: The files were not restored: the disk is full; nothing was changed (free some "
+        "space and try again).\n"
+    )
+    assert picture(project) == before
