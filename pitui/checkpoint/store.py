@@ -51,6 +51,7 @@ from pitui.checkpoint.ignore import base_exclude_text, exclude_text
 from pitui.checkpoint.lock import store_lock
 from pitui.checkpoint.settings import CheckpointSettings
 from pitui.errors import UserError
+from pitui.files import TEMP_SUFFIX, is_stale_temp
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 USUAL_PERMS = frozenset({0o644, 0o755, 0o664, 0o775})
@@ -63,6 +64,7 @@ BULK_MIN_FILES = 1000
 MAX_PACKS = 30
 """More packs than this (each bulk capture adds one) are merged after a run."""
 _REF_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+TEMP_SUFFIX_BYTES = os.fsencode(TEMP_SUFFIX)
 NESTED_REPOSITORY = "a nested git repository (not saved)"
 """Why a folder holding its own ``.git`` (a nested repository, a submodule) is left out."""
 
@@ -354,6 +356,13 @@ class CheckpointStore:
             path = os.fsdecode(raw)
             if raw.endswith(b"/"):
                 skipped.append(Skipped(path.rstrip("/"), NESTED_REPOSITORY))
+                continue
+            if not tracked and raw.endswith(TEMP_SUFFIX_BYTES):
+                # An atomic write's temp file: never saved; one a killed pitui left goes.
+                with contextlib.suppress(OSError):
+                    full = work + b"/" + raw
+                    if is_stale_temp(raw.rsplit(b"/", 1)[-1], os.lstat(full)):
+                        os.unlink(full)
                 continue
             if not tracked:
                 untracked += 1
