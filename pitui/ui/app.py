@@ -34,6 +34,7 @@ from pitui.config.paths import log_file
 from pitui.config.settings import Settings
 from pitui.errors import UserError
 from pitui.session import SessionStore
+from pitui.text import strip_escapes
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
@@ -43,6 +44,8 @@ from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from pitui.agent.session import AgentSession
     from pitui.ui.screens.main import MainScreen
 
@@ -282,6 +285,26 @@ class PituiApp(App[int]):
         if isinstance(self.screen, ReadOnlyScreen):
             self.screen.dismiss(None)
         self.push_screen(ReadOnlyScreen(freed_sentence(), can_take_over=True))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast, whoever raises it: no escape sequence or control character from a
+        message (load warnings name a session's entry ids, notes name files) reaches the
+        terminal: a window title, an OSC 52 clipboard write, a cursor move (issue 29)."""
+        super().notify(
+            strip_escapes(message),
+            title=strip_escapes(title),
+            severity=severity,
+            timeout=timeout,
+            markup=markup,
+        )
 
     def on_mount(self) -> None:
         self._handle_termination_signals()
