@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pitui.checkpoint.record import CheckpointIndex, checkpoint_data, entry_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pitui.checkpoint.record import CheckpointIndex, changes_files, checkpoint_data, entry_data
 from pitui.checkpoint.store import Capture, Change, Skipped
 from pitui.session import SessionStore
 from pitui.session.flatten import flatten
@@ -231,3 +234,62 @@ def test_answers_stay_right_as_the_leaf_grows_branches_and_gets_checkpoints(
     checkpoint(store, "f", "before-restore", 1)
     store.branch(ids["a4"])
     check()
+
+
+OPERATIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "reply", "read", "write", "checkpoint", "branch"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations=OPERATIONS)
+def test_the_files_at_every_node_follow_the_definition(
+    tmp_path_factory: Any, operations: list[tuple[str, int]]
+) -> None:
+    """Random sessions (prompts, replies, reads, writes, checkpoints, moves back to any
+    entry and on from there): for every node and the root, the index answers what the
+    definition says (a walk up; above the first checkpoint, the first one below in file order
+    with no change in between), while one index is kept across the appends."""
+    store = SessionStore.create(tmp_path_factory.mktemp("s"), "/work/project")
+    index = CheckpointIndex(store)
+    made = 0
+    for kind, pick in operations:
+        nodes = store.all_nodes()
+        if kind == "branch" and nodes:
+            store.branch(nodes[pick % len(nodes)].id)
+        elif kind == "user":
+            store.append_message(user("u"))
+        elif kind == "reply":
+            store.append_message(assistant("r"))
+        elif kind in ("read", "write"):
+            store.append_message(assistant("calling", [(f"c{pick}", kind)]))
+            store.append_message(result(f"c{pick}", kind))
+        elif kind == "checkpoint":
+            made += 1
+            checkpoint(store, "0123456789abcdef"[made % 16], "after-run")
+        if store.leaf_id is not None:
+            state = index.state_at(store.leaf_id)
+            got = (state.checkpoint.entry_id, state.exact) if state else None
+            assert got == _walked(store, store.leaf_id)
+    fresh = CheckpointIndex(store)
+    for node in store.all_nodes():
+        state = fresh.state_at(node.id)
+        got = (state.checkpoint.entry_id, state.exact) if state else None
+        assert got == _walked(store, node.id), node.id
+    root = fresh.state_at(None)
+    expected = None
+    for ref in fresh.all():
+        cur = store.node(ref.entry_id).parent
+        while cur is not None and not changes_files(store, cur):
+            cur = cur.parent
+        if cur is None:
+            expected = ref.entry_id
+            break
+    assert (root.checkpoint.entry_id if root else None) == expected
