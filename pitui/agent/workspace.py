@@ -177,6 +177,8 @@ class Workspace:
             await asyncio.to_thread(store.capture)
         except Exception as exc:
             self._capture_failed(exc)
+        else:
+            self._capture_worked()
 
     def _capture_failed(self, exc: BaseException) -> None:
         """Say once (until a capture works again) that file checkpoints failed; the next
@@ -254,10 +256,10 @@ class Workspace:
         adopts its parent's), once."""
         if self._adopted:
             return
-        self._adopted = True
         commits = self.index.commits()
         if commits:
             await asyncio.to_thread(store.keep, self.session.session_id, commits)
+        self._adopted = True
 
     # ------------------------------------------------------------------ the run hooks
 

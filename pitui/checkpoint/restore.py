@@ -78,10 +78,12 @@ def _failed(exc: BaseException, what: str = "") -> RestoreFailed:
 
 @dataclass(frozen=True)
 class Kept:
-    """A path the restore leaves as it is, and why."""
+    """A path the restore leaves as it is, and why. ``differs``: it differs from the target
+    (else it is only listed: a file the target left out, on disk now)."""
 
     path: str
     reason: str
+    differs: bool = True
 
 
 @dataclass
@@ -247,7 +249,8 @@ def plan_restore(
         if path in listed or path in folders or not _safe(path):
             continue
         if os.path.lexists(store.project / path):
-            plan.not_restorable.append(Kept(path, f"not saved at that point: {_not_saved(why)}"))
+            reason = f"not saved at that point: {_not_saved(why)}"
+            plan.not_restorable.append(Kept(path, reason, differs=False))
     return plan
 
 

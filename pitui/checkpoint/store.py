@@ -514,7 +514,13 @@ class CheckpointStore:
             data = json.loads((self.folder / "churn.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            path: seen
+            for path, seen in data.items()
+            if isinstance(seen, list) and len(seen) == 3 and all(type(v) is int for v in seen)
+        }
 
     def _save_churn(self, data: dict[str, list[int]]) -> None:
         write_atomic(self.folder / "churn.json", json.dumps(data).encode())

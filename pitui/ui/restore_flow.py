@@ -90,8 +90,11 @@ def _why_not_restored(workspace: Workspace, preview: MovePreview) -> str | None:
     """One sentence when the files cannot follow the move (None: they already match, or the
     session never had file checkpoints)."""
     if preview.plan is not None:
-        if preview.plan.not_restorable:
-            return "The files match that point. " + not_restorable_text(preview.plan.not_restorable)
+        # Files that differ from that point but cannot be put back (a file too large to save
+        # there, since shrunk): said, since no dialog shows them.
+        differing = [k for k in preview.plan.not_restorable if k.differs]
+        if differing:
+            return "Only the conversation moves. " + not_restorable_text(differing)
         return None
     if preview.state is None:
         if not workspace.index.all():
