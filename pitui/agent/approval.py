@@ -152,11 +152,23 @@ GIT_LISTING = {
     "remote": frozenset({"-v", "--verbose"}),
 }  # fmt: skip
 WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
-    # An option that makes a reading program write a file or run another program.
-    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls"),
+    # An option that makes a reading program write a file or run another program (the option
+    # itself, or ``--option=value``).
+    "find": (
+        "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+        "-fls",
+    ),
     "rg": ("--pre",),
-    "git": ("--output", "--ext-diff", "-c", "--exec-path", "--git-dir", "--work-tree"),
-}
+    "git": (
+        "--output", "--ext-diff", "--open-files-in-pager", "-c", "--exec-path", "--git-dir",
+        "--work-tree",
+    ),
+    "tree": ("--output",),
+    "file": ("--compile",),
+}  # fmt: skip
+WRITING_SHORT = {"git": "O", "tree": "oR", "file": "C"}
+"""Short options (alone or in a cluster such as ``-ao``) that write or run something:
+``git grep -O`` opens a pager, ``tree -o`` writes its output, ``file -C`` compiles a file."""
 DESTRUCTIVE_PROGRAMS = frozenset(
     {
         "rm", "rmdir", "unlink", "shred", "dd", "truncate", "chmod", "chown", "chgrp",
@@ -199,6 +211,19 @@ def _git_reads(words: list[str]) -> bool:
     return False
 
 
+def _writes(program: str, arguments: list[str]) -> bool:
+    """Does one of ``arguments`` make ``program`` write a file or run another program?"""
+    forbidden = WRITING_OPTIONS.get(program, ())
+    short = WRITING_SHORT.get(program, "")
+    for word in arguments:
+        if any(word == f or word.startswith(f + "=") for f in forbidden):
+            return True
+        cluster = word.startswith("-") and not word.startswith("--")
+        if cluster and any(letter in word[1:] for letter in short):
+            return True
+    return False
+
+
 def read_only_command(command: str) -> str | None:
     """What makes ``command`` read-only (``"ls"``, ``"git status"``), or None when any part of
     it may write or run something else. Every part of a compound command must be a known
@@ -219,8 +244,7 @@ def read_only_command(command: str) -> str | None:
             name = f"git {words[1]}"
         elif program not in READ_ONLY_PROGRAMS:
             return None
-        forbidden = WRITING_OPTIONS.get(program, ())
-        if any(w == f or w.startswith(f + "=") for w in words[1:] for f in forbidden):
+        if _writes(program, words[1:]):
             return None
         first = first or name
     return first or None
