@@ -187,8 +187,11 @@ class Workspace:
         if self._failing:
             return
         self._failing = True
-        from pitui.checkpoint.store import failure_reason
+        from pitui.checkpoint.store import CheckpointsOff, failure_reason
 
+        if isinstance(exc, CheckpointsOff):  # its sentence says why and what to do
+            self._emit(CheckpointNote(str(exc)))
+            return
         self._emit(
             CheckpointNote(
                 f"A file checkpoint failed ({failure_reason(exc)}); pitui tries again at the "

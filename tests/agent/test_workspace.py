@@ -628,3 +628,21 @@ async def test_always_for_a_destructive_command_covers_only_that_command(
         ("allow", "grant"),
     ]
     assert data[0]["rule"] == "rm a.txt" and data[3]["rule"] == "rm a.txt"
+
+
+async def test_a_folder_too_big_to_checkpoint_is_said_once_in_its_own_words(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    agent = make_agent(tmp_path, llm, {"checkpoint": {"maxFiles": 5}})
+    for i in range(10):
+        (agent.cwd / f"f{i}.txt").write_text("x")
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    llm.script(tool_call("write", {"path": "y.txt", "content": "y"}), text("ok"), text("again"))
+    assert (await agent.prompt("one")).ok
+    assert (await agent.prompt("two")).ok
+    assert [e.message for e in events if isinstance(e, CheckpointNote) and not e.progress] == [
+        "This folder has more than 5 files that are not ignored, so checkpoints are off here: "
+        "ignore big folders with .gitignore or the checkpoint.exclude setting."
+    ]
+    assert customs(agent, CHECKPOINT_TYPE) == []
