@@ -7,7 +7,14 @@
   match the ``allow`` lists in settings run without asking (``"bash": ["git status*"]``: every
   part of a compound command must match, and commands with substitutions or redirections
   never match). With nobody to ask (``-p``), the call is refused and the run says so.
-- ``read-only``: those tools are refused with a message the model can read.
+- ``read-only``: those tools are refused with a message the model can read, except commands
+  known to only read (:func:`read_only_command`: ``ls``, ``cat``, ``grep``, ``git status``,
+  ``git log``… with no option that writes or runs another program), so a read-only agent
+  can look around. Read-only tools (``read``…) run in every mode.
+
+For a destructive command (``rm``, ``chmod``, ``git reset``…, or a program that runs others,
+such as ``sudo`` or ``xargs``: :func:`destructive_command`), "always" covers exactly that
+command, never every command with its prefix.
 
 Every decision in ``ask`` and ``read-only`` is recorded by the caller as a ``pitui.approval``
 custom entry (see :class:`pitui.session.shapes.ApprovalData`).
@@ -48,6 +55,9 @@ class ApprovalRequest:
     preview: tuple[str, ...] = ()
     prefix_rule: str = ""
     session_scope: str = ""
+    exact: bool = False
+    """The "always" answer allows exactly ``prefix_rule`` (a destructive command), not a
+    pattern."""
 
 
 Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -118,6 +128,151 @@ def command_allowed(command: str, patterns: tuple[str, ...] | list[str]) -> str 
     return used
 
 
+READ_ONLY_PROGRAMS = frozenset(
+    {
+        "ls", "pwd", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find",
+        "tree", "file", "stat", "du", "df", "which", "echo", "diff", "cmp", "cut", "nl",
+        "basename", "dirname", "realpath", "readlink", "uname", "whoami", "id", "true",
+        "sha256sum", "sha1sum", "md5sum", "jq",
+    }
+)  # fmt: skip
+"""Programs that only read, whatever their arguments (but :data:`WRITING_OPTIONS`)."""
+READ_ONLY_GIT = frozenset(
+    {
+        "status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "blame", "grep",
+        "describe", "shortlog", "cat-file", "merge-base", "rev-list", "whatchanged",
+    }
+)  # fmt: skip
+"""``git`` subcommands that only read (``git branch``, ``tag``, ``remote``, ``stash`` and
+``config`` only in their listing forms, see :func:`read_only_command`)."""
+GIT_LISTING = {
+    "branch": frozenset({"-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose",
+                         "--show-current", "--list", "-l", "--merged", "--no-merged"}),
+    "tag": frozenset({"-l", "--list", "-n"}),
+    "remote": frozenset({"-v", "--verbose"}),
+}  # fmt: skip
+WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
+    # An option that makes a reading program write a file or run another program (the option
+    # itself, or ``--option=value``).
+    "find": (
+        "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+        "-fls",
+    ),
+    "rg": ("--pre",),
+    "git": (
+        "--output", "--ext-diff", "--open-files-in-pager", "-c", "--exec-path", "--git-dir",
+        "--work-tree",
+    ),
+    "tree": ("--output",),
+    "file": ("--compile",),
+}  # fmt: skip
+WRITING_SHORT = {"git": "O", "tree": "oR", "file": "C"}
+"""Short options (alone or in a cluster such as ``-ao``) that write or run something:
+``git grep -O`` opens a pager, ``tree -o`` writes its output, ``file -C`` compiles a file."""
+DESTRUCTIVE_PROGRAMS = frozenset(
+    {
+        "rm", "rmdir", "unlink", "shred", "dd", "truncate", "chmod", "chown", "chgrp",
+        "chattr", "mv", "kill", "killall", "pkill", "mkfs", "fdisk", "parted", "wipefs",
+        "sudo", "doas", "su", "xargs", "env", "nohup", "timeout", "nice", "time", "exec",
+        "eval", "command", "builtin", "sh", "bash", "zsh", "dash", "find", "sed", "perl",
+    }
+)  # fmt: skip
+"""Programs whose "always" answer must not cover their whole prefix (they delete, overwrite,
+change permissions, or run another program given as an argument)."""
+DESTRUCTIVE_GIT = frozenset(
+    {
+        "reset", "clean", "checkout", "restore", "rm", "push", "rebase", "branch", "stash",
+        "reflog", "gc", "prune", "filter-branch", "filter-repo", "update-ref", "tag",
+        "switch", "worktree", "submodule", "am", "apply", "mv", "config",
+    }
+)  # fmt: skip
+
+
+def _words(part: str) -> list[str]:
+    try:
+        return shlex.split(part)
+    except ValueError:
+        return part.split()
+
+
+def _git_reads(words: list[str]) -> bool:
+    """``git SUB ...`` only reads (no option before the subcommand: ``-c``, ``-C``…)."""
+    if len(words) < 2 or words[1].startswith("-"):
+        return False
+    sub, rest = words[1], words[2:]
+    if sub in READ_ONLY_GIT:
+        return True
+    if sub in GIT_LISTING:
+        return all(w in GIT_LISTING[sub] for w in rest)
+    if sub == "stash":
+        return rest == ["list"]
+    if sub == "config":
+        return bool(rest) and rest[0] in ("--get", "--get-all", "--list", "-l")
+    return False
+
+
+def _writes(program: str, arguments: list[str]) -> bool:
+    """Does one of ``arguments`` make ``program`` write a file or run another program?"""
+    forbidden = WRITING_OPTIONS.get(program, ())
+    short = WRITING_SHORT.get(program, "")
+    for word in arguments:
+        if any(word == f or word.startswith(f + "=") for f in forbidden):
+            return True
+        cluster = word.startswith("-") and not word.startswith("--")
+        if cluster and any(letter in word[1:] for letter in short):
+            return True
+    return False
+
+
+def read_only_command(command: str) -> str | None:
+    """What makes ``command`` read-only (``"ls"``, ``"git status"``), or None when any part of
+    it may write or run something else. Every part of a compound command must be a known
+    reading program; substitutions and redirections never are (see :func:`command_parts`)."""
+    parts = command_parts(command)
+    if parts is None:
+        return None
+    first = ""
+    for part in parts:
+        words = _words(part)
+        if not words:
+            return None
+        program = words[0]
+        name = program
+        if program == "git":
+            if not _git_reads(words):
+                return None
+            name = f"git {words[1]}"
+        elif program not in READ_ONLY_PROGRAMS:
+            return None
+        if _writes(program, words[1:]):
+            return None
+        first = first or name
+    return first or None
+
+
+def destructive_command(command: str) -> bool:
+    """True when some part of ``command`` deletes, overwrites or changes permissions, or runs
+    another program (see :data:`DESTRUCTIVE_PROGRAMS`); a command whose parts cannot be told
+    apart (substitutions, redirections) counts as one."""
+    parts = command_parts(command)
+    if parts is None:
+        return True
+    for part in parts:
+        words = _words(part)
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program in DESTRUCTIVE_PROGRAMS or program.startswith("mkfs."):
+            return True
+        if "=" in program:
+            return True  # VAR=value cmd: judged as the command it runs, so never by prefix
+        if program == "git":
+            sub = next((w for w in words[1:] if not w.startswith("-")), "")
+            if sub in DESTRUCTIVE_GIT or (words[1:2] and words[1].startswith("-")):
+                return True
+    return False
+
+
 def relative_subject(path: str, cwd: Path) -> str:
     full = os.path.normpath(os.path.join(os.fspath(cwd), os.path.expanduser(path.strip())))
     rel = os.path.relpath(full, cwd)
@@ -149,6 +304,7 @@ class ApprovalPolicy:
     asker: Asker | None = None
     interactive: bool = True
     prefix_grants: dict[str, list[str]] = field(default_factory=dict)
+    exact_grants: dict[str, set[str]] = field(default_factory=dict)
     session_grants: set[str] = field(default_factory=set)
 
     @property
@@ -169,6 +325,9 @@ class ApprovalPolicy:
             rule = command_allowed(request.subject, granted)
             if rule:
                 return "grant", rule
+            exact = request.subject.strip()
+            if exact in self.exact_grants.get(tool, ()):
+                return "grant", exact
         else:
             rule = path_allowed(request.subject, listed)
             if rule:
@@ -184,13 +343,18 @@ class ApprovalPolicy:
         """The decision for a call that :meth:`needs_decision` (asks the user when it must)."""
         tool = request.tool
         if self.mode == "read-only":
+            reading = read_only_command(request.subject) if tool == "bash" else None
+            if reading is not None:
+                return Decision(True, "read-only", rule=f"read-only command ({reading})")
             return Decision(
                 False,
                 "read-only",
                 message=(
-                    f"The {tool} tool is not available: the user set the approval mode to "
-                    "read-only, so nothing may change files or run commands. Do not retry; "
-                    "describe the change you would make instead."
+                    f"This {tool} call was not run: the user set the approval mode to "
+                    "read-only, so nothing may change files or run commands other than "
+                    "read-only ones (ls, cat, grep, find, git status, git log, git diff…, "
+                    "without redirections or substitutions). Do not retry it; describe the "
+                    "change you would make instead."
                 ),
             )
         matched = self._allowed_by_rules(request)
@@ -217,7 +381,10 @@ class ApprovalPolicy:
                 ),
             )
         if answer == "prefix" and request.prefix_rule:
-            self.prefix_grants.setdefault(tool, []).append(request.prefix_rule)
+            if request.exact:
+                self.exact_grants.setdefault(tool, set()).add(request.prefix_rule)
+            else:
+                self.prefix_grants.setdefault(tool, []).append(request.prefix_rule)
             return Decision(True, "user", rule=request.prefix_rule, grant="prefix")
         if answer == "session":
             self.session_grants.add(request.session_scope)
@@ -229,8 +396,10 @@ def build_request(
     tool: str, call_id: str, arguments: dict[str, Any], cwd: Path, preview: tuple[str, ...]
 ) -> ApprovalRequest:
     subject = subject_of(tool, arguments, cwd)
+    exact = False
     if tool == "bash":
-        prefix = command_prefix(subject) + "*"
+        exact = destructive_command(subject)
+        prefix = subject.strip() if exact else command_prefix(subject) + "*"
     elif "path" in arguments:
         prefix = subject
     else:
@@ -243,6 +412,7 @@ def build_request(
         preview=preview,
         prefix_rule=prefix,
         session_scope=session_scope(tool),
+        exact=exact,
     )
 
 

@@ -95,9 +95,11 @@ class ApprovalDecided(msgspec.Struct, frozen=True):
 
 
 class CheckpointNote(msgspec.Struct, frozen=True):
-    """Something the user should know about file checkpoints (they are off, one failed)."""
+    """Something the user should know about file checkpoints (they are off, one failed);
+    ``progress``: only what is being done (a wait for the first capture), not a problem."""
 
     message: str
+    progress: bool = False
 
 
 class RunEnded(msgspec.Struct, frozen=True):

@@ -35,7 +35,7 @@ from pitui.agent.events import (
     ToolStart,
 )
 from pitui.agent.tools.base import Tool, ToolResult
-from pitui.checkpoint.settings import WorkspaceSettings
+from pitui.checkpoint.settings import CheckpointSettings, WorkspaceSettings
 from pitui.config.paths import state_dir
 from pitui.session.errors import SessionError
 from pitui.session.shapes import APPROVAL_TYPE, CHECKPOINT_TYPE
@@ -51,6 +51,25 @@ if TYPE_CHECKING:
     from pitui.session.store import SessionStore
 
 log = logging.getLogger(__name__)
+
+WARM_UP_PATIENCE = 1.0
+"""Seconds a checkpoint waits for the session's first capture before saying it is waiting."""
+
+
+def _open_store(
+    cwd: Path, settings: CheckpointSettings, root: Path
+) -> tuple[CheckpointStore | None, str | None]:
+    """Open the store (in a thread: it imports the store and runs git). ``(None, why)`` when
+    checkpoints cannot run in this folder; other failures raise (tried again later)."""
+    from pitui.checkpoint.git import GitUnavailable
+    from pitui.checkpoint.store import CheckpointsOff, CheckpointStore
+
+    if not settings.enabled:
+        return None, "File checkpoints are off (checkpoint.enabled is false)."
+    try:
+        return CheckpointStore.open(cwd, settings, root), None
+    except (GitUnavailable, CheckpointsOff) as exc:
+        return None, str(exc)
 
 
 @dataclass
@@ -68,6 +87,15 @@ class MovePreview:
     @property
     def differs(self) -> bool:
         return self.plan is not None and not self.plan.empty
+
+
+def _entry_skips(ref: CheckpointRef) -> dict[str, str]:
+    """The files a checkpoint entry says its checkpoint left out → why."""
+    out: dict[str, str] = {}
+    for item in ref.data.get("skipped") or ():
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            out[item["path"]] = str(item.get("reason") or "not saved")
+    return out
 
 
 class Workspace:
@@ -102,6 +130,8 @@ class Workspace:
         self._maintenance: asyncio.Future[None] | None = None
         self._warming: asyncio.Future[None] | None = None
         self._noted: set[str] = set()
+        self._failing = False  # a failed capture was announced; said again after a success
+        self._adopted = False  # a fork's checkpoints are kept under this session's id
 
     # ------------------------------------------------------------------ wiring
 
@@ -122,21 +152,57 @@ class Workspace:
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, ToolStart):
             self._call_id = event.call_id
-        elif isinstance(event, MessageStart) and event.role == "user" and self._warming is None:
-            # While the model thinks about the first prompt, make the store's index: the
-            # first capture of a big folder takes seconds, the next ones a fraction of that.
+        elif isinstance(event, MessageStart) and event.role == "user":
+            self.start_warm_up()  # if the session's opening did not (print mode)
+
+    def start_warm_up(self) -> None:
+        """Open the store and capture the folder once, in a thread, starting now: the TUI
+        calls it as a session opens, so the first capture of a big folder (seconds) is done
+        before the agent's first change needs it; later captures are incremental. Once;
+        needs a running event loop."""
+        if self._warming is None and self.checkpoints_off is None:
             self._warming = asyncio.ensure_future(self.warm_up())
 
+    async def warmed(self) -> None:
+        """Wait for the warm-up :meth:`start_warm_up` started, if any."""
+        if self._warming is not None:
+            await asyncio.shield(self._warming)
+
     async def warm_up(self) -> None:
-        """Open the store and capture once (nothing is recorded), so later checkpoints are
-        incremental; safe to call any time."""
+        """Open the store and capture once (nothing is recorded in the session)."""
         store = await self.store()
         if store is None:
             return
         try:
             await asyncio.to_thread(store.capture)
-        except Exception:
-            log.warning("warming up the checkpoint store failed", exc_info=True)
+        except Exception as exc:
+            self._capture_failed(exc)
+        else:
+            self._capture_worked()
+
+    def _capture_failed(self, exc: BaseException) -> None:
+        """Say once (until a capture works again) that file checkpoints failed; the next
+        checkpoint tries again."""
+        log.warning("a file checkpoint failed", exc_info=exc)
+        if self._failing:
+            return
+        self._failing = True
+        from pitui.checkpoint.store import CheckpointsOff, failure_reason
+
+        if isinstance(exc, CheckpointsOff):  # its sentence says why and what to do
+            self._emit(CheckpointNote(str(exc)))
+            return
+        self._emit(
+            CheckpointNote(
+                f"A file checkpoint failed ({failure_reason(exc)}); pitui tries again at the "
+                "next run."
+            )
+        )
+
+    def _capture_worked(self) -> None:
+        if self._failing:
+            self._failing = False
+            self._emit(CheckpointNote("File checkpoints work again."))
 
     @property
     def session(self) -> SessionStore:
@@ -161,7 +227,8 @@ class Workspace:
 
     async def store(self) -> CheckpointStore | None:
         """The folder's checkpoint store, opened on first use (None: checkpoints are off, and
-        ``checkpoints_off`` says why; the reason is announced once)."""
+        ``checkpoints_off`` says why, announced once; or the store could not be opened this
+        time, said once, tried again at the next call)."""
         if self._store is not None or self.checkpoints_off is not None:
             return self._store
         if self._opening is None:
@@ -170,22 +237,32 @@ class Workspace:
             if self._store is not None or self.checkpoints_off is not None:
                 return self._store
             root = self.state_root or (state_dir() / "checkpoints")
-            from pitui.checkpoint.store import open_store_or_reason
-
-            store, reason = await asyncio.to_thread(
-                open_store_or_reason, self.cwd, self.settings.checkpoint, root
-            )
+            for note in self.settings.notes:
+                self._emit(CheckpointNote(note))
+            self.settings = self.settings.without_notes()
+            try:
+                store, reason = await asyncio.to_thread(
+                    _open_store, self.cwd, self.settings.checkpoint, root
+                )
+            except Exception as exc:
+                self._capture_failed(exc)
+                return None
             if store is None:
                 self.checkpoints_off = reason
                 self._emit(CheckpointNote(reason or "File checkpoints are off."))
                 return None
             self._store = store
-            namespace = self.session.session_id
-            commits = self.index.commits()
-            if commits:
-                # A fork or clone adopts the checkpoints its entries name.
-                await asyncio.to_thread(store.keep, namespace, commits)
             return store
+
+    async def _adopt(self, store: CheckpointStore) -> None:
+        """Keep the checkpoints the session's entries name under its own id (a fork or clone
+        adopts its parent's), once."""
+        if self._adopted:
+            return
+        commits = self.index.commits()
+        if commits:
+            await asyncio.to_thread(store.keep, self.session.session_id, commits)
+        self._adopted = True
 
     # ------------------------------------------------------------------ the run hooks
 
@@ -216,6 +293,11 @@ class Workspace:
             self._maintenance = asyncio.ensure_future(
                 self._maintain(store, self.session.session_id, needed)
             )
+
+    async def maintained(self) -> None:
+        """Wait for the store's maintenance after the last run (pruning), if it runs."""
+        if self._maintenance is not None:
+            await asyncio.shield(self._maintenance)
 
     async def _maintain(self, store: CheckpointStore, current: str, needed: set[str]) -> None:
         try:
@@ -253,18 +335,29 @@ class Workspace:
         if store is None:
             return None
         if self._warming is not None and not self._warming.done():
-            await asyncio.shield(self._warming)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._warming), WARM_UP_PATIENCE)
+            except TimeoutError:
+                self._emit(
+                    CheckpointNote(
+                        "Saving this folder's first file checkpoint before the first change "
+                        "(a big folder takes a few seconds; later ones are quick)…",
+                        progress=True,
+                    )
+                )
+                await asyncio.shield(self._warming)
         session = self.session
         previous = self.index.previous_for_leaf()
         namespace = session.session_id
         try:
+            await self._adopt(store)
             capture, same, changes = await asyncio.to_thread(
                 self._capture_and_compare, store, namespace, previous
             )
         except Exception as exc:
-            log.exception("checkpoint failed")
-            self._emit(CheckpointNote(f"A file checkpoint failed: {exc}"))
+            self._capture_failed(exc)
             return None
+        self._capture_worked()
         self._note_skipped(capture)
         if same and previous is not None and not force:
             return previous
@@ -333,7 +426,11 @@ class Workspace:
 
         try:
             plan = await asyncio.to_thread(
-                preview, store, state.checkpoint.commit, baseline=base_commit
+                preview,
+                store,
+                state.checkpoint.commit,
+                baseline=base_commit,
+                target_skipped=_entry_skips(state.checkpoint),
             )
         except Exception as exc:
             return MovePreview(target_leaf, state, baseline=baseline, note=str(exc))
@@ -369,4 +466,5 @@ class Workspace:
             baseline=base,
             outside=outside,
             expected=move.plan.pre,
+            target_skipped=_entry_skips(move.state.checkpoint),
         )

@@ -59,6 +59,10 @@ IDENTITY = {
 }
 
 
+_LOCK_EXISTS = re.compile(rb"Unable to create '([^'\n]+\.lock)': File exists")
+"""git's message when a lock file it needs (``index.lock``, a ref's ``.lock``) is there."""
+
+
 class GitUnavailable(UserError):
     """git is missing or too old: checkpoints are off (the message says so in one sentence)."""
 
@@ -73,8 +77,20 @@ class GitFailed(Exception):
         self.stderr = text
 
 
+BULK_CHECKIN_VERSION = (2, 37)
+"""From this version ``update-index`` writes the blobs it hashes into one pack when told to
+(``core.bigFileThreshold``): the first capture of a big folder writes one file, not one per
+source file (about twice as fast as ``git add -A``'s loose objects)."""
+
 _found: dict[str, tuple[str | None, str | None]] = {}
+_versions: dict[str, tuple[int, int]] = {}
 _found_lock = threading.Lock()
+
+
+def git_version(exe: str) -> tuple[int, int]:
+    """The version :func:`find_git` read for ``exe`` (``(0, 0)`` when it did not)."""
+    with _found_lock:
+        return _versions.get(exe, (0, 0))
 
 
 def find_git(path_env: str | None = None) -> tuple[str | None, str | None]:
@@ -109,6 +125,8 @@ def find_git(path_env: str | None = None) -> tuple[str | None, str | None]:
             )
         else:
             answer = (exe, None)
+            with _found_lock:
+                _versions[exe] = version
     with _found_lock:
         _found[key] = answer
     return answer
@@ -133,14 +151,28 @@ def clean_environment(extra: dict[str, str]) -> dict[str, str]:
 
 
 class Git:
-    """git plumbing over one private object store (``git_dir``) and one work tree."""
+    """git plumbing over one private object store (``git_dir``) and one work tree.
+
+    ``owned``: a folder (the checkpoint store) whose writers all hold pitui's own lock on it
+    while git runs (:mod:`pitui.checkpoint.lock`). A git lock file found there when a command
+    needs it (``index.lock``, a ref's ``.lock``, ``packed-refs.lock``) was left by a git that was
+    killed (kill -9 of pitui and its children): it is removed and the command runs again.
+    """
 
     def __init__(
-        self, exe: str, git_dir: Path, work_tree: Path, index_file: Path, excludes_file: Path
+        self,
+        exe: str,
+        git_dir: Path,
+        work_tree: Path,
+        index_file: Path,
+        excludes_file: Path,
+        *,
+        owned: Path | None = None,
     ) -> None:
         self.exe = exe
         self.git_dir = git_dir
         self.work_tree = work_tree
+        self.owned = Path(os.path.realpath(owned)) if owned is not None else None
         self.env = clean_environment(
             {
                 "GIT_DIR": str(git_dir),
@@ -159,19 +191,43 @@ class Git:
         input: bytes | None = None,
         check: bool = True,
         ok_codes: Iterable[int] = (0,),
+        config: Sequence[str] = (),
     ) -> bytes:
-        """Run ``git ARGS`` in the work tree; returns stdout (raises :class:`GitFailed`)."""
-        proc = subprocess.run(
-            [*self.prefix, *args],
-            input=input,
-            capture_output=True,
-            env=self.env,
-            cwd=self.work_tree,
-            check=False,
-        )
-        if check and proc.returncode not in tuple(ok_codes):
-            raise GitFailed(list(args), proc.returncode, proc.stderr)
-        return proc.stdout
+        """Run ``git ARGS`` in the work tree; returns stdout (raises :class:`GitFailed`).
+
+        ``config``: more ``name=value`` settings for this command only."""
+        extra = [part for item in config for part in ("-c", item)]
+        for attempt in range(3):
+            proc = subprocess.run(
+                [*self.prefix, *extra, *args],
+                input=input,
+                capture_output=True,
+                env=self.env,
+                cwd=self.work_tree,
+                check=False,
+            )
+            if proc.returncode in tuple(ok_codes) or not check:
+                return proc.stdout
+            if attempt == 2 or not self.remove_stale_lock(proc.stderr):
+                break
+        raise GitFailed(list(args), proc.returncode, proc.stderr)
+
+    def remove_stale_lock(self, stderr: bytes) -> bool:
+        """Remove the lock file git's ``stderr`` says is in the way, when it lies in the
+        :attr:`owned` folder (see the class docstring). True when one was removed."""
+        found = _LOCK_EXISTS.search(stderr)
+        if found is None or self.owned is None:
+            return False
+        lock = Path(os.path.realpath(os.fsdecode(found.group(1))))
+        if not lock.is_relative_to(self.owned):
+            return False
+        try:
+            lock.unlink()
+        except FileNotFoundError:
+            return True  # gone meanwhile: try again
+        except OSError:
+            return False
+        return True
 
     def run_together(self, commands: Sequence[Sequence[str]]) -> list[bytes]:
         """Run several read-only commands at once (both cores help on a big folder)."""

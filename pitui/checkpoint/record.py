@@ -5,6 +5,12 @@ files *at* a node of the tree are found by walking up from it: the latest checkp
 to the node itself, else the nearest checkpoint entry above it. When a tool that changes files
 ran in between (a tool result of ``write``, ``edit``, ``bash``…, or a user's ``!command``), the
 answer is approximate: nothing recorded the files at that exact point (it is inside a run).
+
+A node with no checkpoint at or above it (the entries before a session's first prompt, the
+first prompt itself, a run's start before its first change) takes the first checkpoint below
+it, in file order, when no entry between the two changed files: a run's first checkpoint is
+taken before its first change, so it holds the files as they were at every node above it.
+Such a checkpoint has no checkpoint above it (a *top* checkpoint); there are few of them.
 """
 
 from __future__ import annotations
@@ -82,6 +88,12 @@ class CheckpointIndex:
         # changed files): a few recent answers, so that a look from a new leaf stops at its
         # parent's answer instead of walking the whole path again.
         self._nearest: dict[str, tuple[CheckpointRef | None, bool]] = {}
+        # The checkpoints with none above them, in file order (see the module docstring), how
+        # many of ``_by_id`` were sorted into them, and answers of :meth:`_below` (cleared when
+        # a new top checkpoint appears: it may be the answer for nodes that had none).
+        self._tops: list[CheckpointRef] = []
+        self._sorted = 0
+        self._below_answers: dict[str | None, CheckpointRef | None] = {}
         self._scan()
 
     def _scan(self) -> None:
@@ -90,6 +102,9 @@ class CheckpointIndex:
             self._by_id.clear()
             self._by_parent.clear()
             self._nearest.clear()
+            self._tops.clear()
+            self._sorted = 0
+            self._below_answers.clear()
             self._seen = 0
         for node in store.nodes_from(self._seen):  # only what was appended (O(new))
             if not node.hidden:
@@ -132,8 +147,9 @@ class CheckpointIndex:
         """The files at ``entry_id`` (None: the empty session before any entry)."""
         self.refresh()
         store = self.store
-        if entry_id is None:
-            return None
+        if entry_id is None:  # the empty session, before the first entry
+            below = self._below(None)
+            return StateAt(below, True) if below is not None else None
         node = store.node(entry_id)
         # Checkpoints attached to the node itself are the latest look at its files (a restore
         # away from it saves the folder there).
@@ -141,7 +157,58 @@ class CheckpointIndex:
         if attached:
             return StateAt(attached[-1], True)
         ref, exact = self._nearest_at(node)
-        return StateAt(ref, exact) if ref is not None else None
+        if ref is not None:
+            return StateAt(ref, exact)
+        below = self._below(node)
+        return StateAt(below, True) if below is not None else None
+
+    def _top_checkpoints(self) -> list[CheckpointRef]:
+        """The checkpoints with no checkpoint above them, in file order (sorted once each: a
+        walk up parent links, no entry parsed)."""
+        refs = list(self._by_id.values())
+        if self._sorted < len(refs):
+            for ref in refs[self._sorted :]:
+                if not self._checkpoint_above(self.store.node(ref.entry_id).parent):
+                    self._tops.append(ref)
+                    self._below_answers.clear()
+            self._sorted = len(refs)
+        return self._tops
+
+    def _checkpoint_above(self, node: Node | None) -> bool:
+        """Is there a checkpoint entry at ``node`` or above it?"""
+        cur = node
+        while cur is not None:
+            if cur.id in self._by_id:
+                return True
+            known = self._nearest.get(cur.id)
+            if known is not None:
+                return known[0] is not None
+            cur = cur.parent
+        return False
+
+    def _below(self, node: Node | None) -> CheckpointRef | None:
+        """The first top checkpoint below ``node`` (None: the root) with no entry between the
+        two that changed files: the files at ``node`` (see the module docstring)."""
+        tops = self._top_checkpoints()
+        key = node.id if node is not None else None
+        if key in self._below_answers:
+            return self._below_answers[key]
+        store = self.store
+        found: CheckpointRef | None = None
+        for top in tops:
+            top_node = store.node(top.entry_id)
+            if node is not None and (top_node is node or not store.is_on_path(node, top_node)):
+                continue
+            cur = top_node.parent
+            while cur is not None and cur is not node and not changes_files(store, cur):
+                cur = cur.parent
+            if cur is node:  # reached ``node`` (or the root) without a change on the way
+                found = top
+                break
+        if len(self._below_answers) >= NEAREST_KEPT:
+            self._below_answers.pop(next(iter(self._below_answers)))
+        self._below_answers[key] = found
+        return found
 
     def _nearest_at(self, node: Node) -> tuple[CheckpointRef | None, bool]:
         """(The nearest checkpoint entry at or above ``node``, whether no entry from ``node``
@@ -179,7 +246,8 @@ class CheckpointIndex:
         return state.checkpoint if state is not None else None
 
     def path_commits(self, leaf_id: str | None) -> set[str]:
-        """Commits of the checkpoints on the path to ``leaf_id`` and attached to it."""
+        """Commits of the checkpoints on the path to ``leaf_id`` and attached to it, and of
+        the top checkpoints (the files at the nodes above the path's first checkpoint)."""
         self.refresh()
         out: set[str] = set()
         if leaf_id is None:
@@ -192,6 +260,10 @@ class CheckpointIndex:
                 break
             out.add(ref.commit)
             cur = store.node(ref.entry_id).parent
+        if cur is not None:
+            # The nodes above the path's first checkpoint have their files in a top
+            # checkpoint below them (this branch's or an earlier one's): keep them all (few).
+            out.update(top.commit for top in self._top_checkpoints())
         out.update(ref.commit for ref in self._by_parent.get(leaf_id, ()))
         return out
 

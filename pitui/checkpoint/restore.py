@@ -4,10 +4,14 @@ The steps, under the store's lock:
 
 1. **Save what is there.** The folder is captured first (the *pre-restore checkpoint*), so every
    file the restore will overwrite or delete can be brought back (redo is one more restore).
-2. **Plan.** The changes from that capture to the target. A path is left alone (and reported)
-   when what is on disk there is not in the pre-restore checkpoint (an ignored file, one too
-   large to save, a binary that churns, a folder holding such files), and, unless the caller
-   says otherwise, when it changed outside pitui since the last checkpoint.
+2. **Plan.** The changes from that capture to the target. A path is left alone and listed as
+   *not restorable* when the restore could only destroy it: what is on disk there is not in
+   the pre-restore checkpoint (an ignored file, one too large to save, a binary that churns, a
+   folder holding such files, anything inside a nested repository or submodule), or the target
+   never saved it (it was too large, churning or inside a nested repository then, or the
+   target's ignore rules leave it out): a checkpoint that did not save a path says nothing
+   about it, so the restore neither deletes nor overwrites it. Unless the caller says
+   otherwise, a path that changed outside pitui since the last checkpoint is left too.
 3. **Stage.** Every new file and symlink is written, with its mode, into a staging folder on
    the same filesystem (in the store when it shares the folder's device), and synced.
 4. **Journal.** The list of operations is written atomically to ``journal.json`` and synced.
@@ -33,13 +37,13 @@ import secrets
 import shutil
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pitui.checkpoint.git import GitFailed
-from pitui.checkpoint.store import Capture, Change, write_atomic
+from pitui.checkpoint.store import NESTED_REPOSITORY, Capture, Change, write_atomic
 from pitui.errors import UserError
 
 if TYPE_CHECKING:
@@ -59,12 +63,27 @@ class RestoreRefused(UserError):
         self.paths = paths or []
 
 
+class RestoreFailed(UserError):
+    """The restore could not be done (a full disk…); the message says whether the folder
+    changed (it did not, unless the apply phase itself failed: the next open finishes it)."""
+
+
+def _failed(exc: BaseException, what: str = "") -> RestoreFailed:
+    from pitui.checkpoint.store import failure_reason
+
+    reason = failure_reason(exc)
+    hint = " (free some space and try again)" if reason == "the disk is full" else ""
+    return RestoreFailed(f"The files were not restored: {what}{reason}; nothing was changed{hint}.")
+
+
 @dataclass(frozen=True)
 class Kept:
-    """A path the restore leaves as it is, and why."""
+    """A path the restore leaves as it is, and why. ``differs``: it differs from the target
+    (else it is only listed: a file the target left out, on disk now)."""
 
     path: str
     reason: str
+    differs: bool = True
 
 
 @dataclass
@@ -75,6 +94,9 @@ class RestorePlan:
     pre: Capture
     changes: list[Change] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
+    """Paths left as they are by choice (changed outside pitui, with ``outside="keep"``)."""
+    not_restorable: list[Kept] = field(default_factory=list)
+    """Paths left as they are because a restore could only destroy them (see the module)."""
     outside: list[str] = field(default_factory=list)
     """Paths among ``changes`` that changed outside pitui since the baseline checkpoint."""
 
@@ -89,6 +111,7 @@ class RestoreResult:
     written: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
+    """Every path left as it was: kept by choice, and not restorable."""
 
 
 # ---------------------------------------------------------------------------- planning
@@ -141,6 +164,20 @@ def _blocked(store: CheckpointStore, change: Change, deleted: set[str]) -> str |
     return None
 
 
+def _left_out_at(path: str, left_out: dict[str, str]) -> str | None:
+    """Why ``path`` (or a folder holding it) was left out by a checkpoint (None: it was not)."""
+    parts = path.split("/")
+    for i in range(1, len(parts) + 1):
+        reason = left_out.get("/".join(parts[:i]))
+        if reason is not None:
+            return reason
+    return None
+
+
+def _not_saved(reason: str) -> str:
+    return reason.removesuffix(" (not saved)")
+
+
 def plan_restore(
     store: CheckpointStore,
     target: str,
@@ -148,12 +185,14 @@ def plan_restore(
     *,
     baseline: str | None = None,
     outside: OutsidePolicy = "refuse",
+    target_skipped: Mapping[str, str] | None = None,
 ) -> RestorePlan:
     """The changes from ``pre`` (the folder now) to checkpoint ``target``.
 
     ``baseline`` is the checkpoint the folder should be at (the current leaf's): paths that
     differ between it and ``pre`` changed outside pitui, and are listed in ``outside``; with
-    ``outside="keep"`` they are left as they are.
+    ``outside="keep"`` they are left as they are. ``target_skipped``: paths the target left
+    out as its session entry lists them (checkpoints made before their commits listed them).
     """
     plan = RestorePlan(target=target, pre=pre)
     try:
@@ -167,12 +206,29 @@ def plan_restore(
     outside_paths: set[str] = set()
     if baseline is not None and store.exists(baseline) and baseline != pre.commit:
         outside_paths = {c.path for c in store.changes(baseline, pre.commit)}
+    left_out = store.skipped(target)
+    for path, why in (target_skipped or {}).items():
+        left_out.setdefault(path, why)
+    nested_now = {s.path: s.reason for s in pre.skipped if s.reason == NESTED_REPOSITORY}
+    # Deleting a path the target never saved could destroy what it held: its ignore rules
+    # may leave out what is saved now (a .gitignore the agent changed).
+    deleting = [
+        c.path for c in changes if c.status == "D" and _left_out_at(c.path, left_out) is None
+    ]
+    ignored = store.ignored_at(target, deleting) if deleting else set()
     accepted: list[Change] = []
     for change in changes:
-        if not _safe(change.path):
-            plan.kept.append(Kept(change.path, "not a safe path"))
-        elif change.path in outside_paths and outside == "keep":
-            plan.kept.append(Kept(change.path, "changed outside pitui (kept)"))
+        path = change.path
+        if not _safe(path):
+            plan.not_restorable.append(Kept(path, "not a safe path"))
+        elif _left_out_at(path, nested_now) is not None:
+            plan.not_restorable.append(Kept(path, "inside a nested git repository"))
+        elif change.status == "D" and (saw := _left_out_at(path, left_out)) is not None:
+            plan.not_restorable.append(Kept(path, f"not saved at that point: {_not_saved(saw)}"))
+        elif change.status == "D" and path in ignored:
+            plan.not_restorable.append(Kept(path, "ignored at that point, so not saved there"))
+        elif path in outside_paths and outside == "keep":
+            plan.kept.append(Kept(path, "changed outside pitui (kept)"))
         else:
             accepted.append(change)
     # Deletions first: a write may need a deleted file's place (a file becoming a folder).
@@ -181,11 +237,20 @@ def plan_restore(
         if change.status != "D":
             reason = _blocked(store, change, deleted)
             if reason is not None:
-                plan.kept.append(Kept(change.path, reason))
+                plan.not_restorable.append(Kept(change.path, reason))
                 continue
         if change.path in outside_paths:
             plan.outside.append(change.path)
         plan.changes.append(change)
+    # What the target left out and is on disk now stays as it is: say so.
+    listed = {k.path for k in plan.not_restorable}
+    folders = {"/".join(p.split("/")[:i]) for p in listed for i in range(1, p.count("/") + 1)}
+    for path, why in sorted(left_out.items()):
+        if path in listed or path in folders or not _safe(path):
+            continue
+        if os.path.lexists(store.project / path):
+            reason = f"not saved at that point: {_not_saved(why)}"
+            plan.not_restorable.append(Kept(path, reason, differs=False))
     return plan
 
 
@@ -369,7 +434,7 @@ def _cleanup(store: CheckpointStore, folders: list[Path]) -> None:
 
 def apply_plan_locked(store: CheckpointStore, plan: RestorePlan) -> RestoreResult:
     """Stage, journal, apply (the caller holds the lock and made ``plan`` under it)."""
-    result = RestoreResult(plan=plan, kept=list(plan.kept))
+    result = RestoreResult(plan=plan, kept=[*plan.kept, *plan.not_restorable])
     if plan.empty:
         return result
     token = secrets.token_hex(6)
@@ -387,10 +452,24 @@ def apply_plan_locked(store: CheckpointStore, plan: RestorePlan) -> RestoreResul
             "ops": ops,
         }
         write_atomic(store.folder / JOURNAL, json.dumps(journal).encode(), durable=True)
+    except OSError as exc:
+        _cleanup(store, folders)
+        with contextlib.suppress(OSError):
+            (store.folder / JOURNAL).unlink()
+        raise _failed(exc) from exc
     except BaseException:
         _cleanup(store, folders)
         raise
-    _replay(store, ops)
+    try:
+        _replay(store, ops)
+    except OSError as exc:
+        log.exception("a restore stopped while applying its journal in %s", store.project)
+        from pitui.checkpoint.store import failure_reason
+
+        raise RestoreFailed(
+            f"The restore stopped half way ({failure_reason(exc)}); the next pitui that "
+            "opens this folder's checkpoints finishes it, or start pitui here again."
+        ) from exc
     (store.folder / JOURNAL).unlink()
     # The restore is done; what staging holds now (the old files) is freed in the background.
     threading.Thread(target=_remove_folders, args=(folders,), daemon=True).start()
@@ -472,6 +551,7 @@ def restore(
     baseline: str | None = None,
     outside: OutsidePolicy = "refuse",
     expected: Capture | None = None,
+    target_skipped: Mapping[str, str] | None = None,
 ) -> RestoreResult:
     """Capture the folder (kept under ``namespace``), then make it checkpoint ``target``.
 
@@ -481,14 +561,19 @@ def restore(
     """
     with store.locked():
         recover_locked(store)
-        pre = store.capture_locked()
-        if namespace is not None:
-            store.keep_locked(namespace, [pre.commit])
+        try:
+            pre = store.capture_locked()
+            if namespace is not None:
+                store.keep_locked(namespace, [pre.commit])
+        except (OSError, GitFailed) as exc:
+            raise _failed(exc, "the folder could not be saved first, ") from exc
         if expected is not None and not pre.same_state(expected):
             raise RestoreRefused(
                 "The files changed since the preview; look at the changes again before restoring."
             )
-        plan = plan_restore(store, target, pre, baseline=baseline, outside=outside)
+        plan = plan_restore(
+            store, target, pre, baseline=baseline, outside=outside, target_skipped=target_skipped
+        )
         if plan.outside and outside == "refuse":
             shown = ", ".join(plan.outside[:5]) + (" …" if len(plan.outside) > 5 else "")
             raise RestoreRefused(
@@ -499,9 +584,22 @@ def restore(
         return apply_plan_locked(store, plan)
 
 
-def preview(store: CheckpointStore, target: str, *, baseline: str | None = None) -> RestorePlan:
+def preview(
+    store: CheckpointStore,
+    target: str,
+    *,
+    baseline: str | None = None,
+    target_skipped: Mapping[str, str] | None = None,
+) -> RestorePlan:
     """What :func:`restore` would do now (captures the folder; changes nothing in it)."""
     with store.locked():
         recover_locked(store)
         pre = store.capture_locked()
-        return plan_restore(store, target, pre, baseline=baseline, outside="overwrite")
+        return plan_restore(
+            store,
+            target,
+            pre,
+            baseline=baseline,
+            outside="overwrite",
+            target_skipped=target_skipped,
+        )

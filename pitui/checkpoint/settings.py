@@ -4,15 +4,28 @@ The keys are declared with their types and defaults in :mod:`pitui.config.settin
 (``checkpoint``, ``approval``, ``allow``); a value of the wrong type is reported there and falls
 back to its default, except the approval mode: a bad one means ``ask`` (the safe side), never
 ``auto``. This module turns them into what the checkpoint store and the approval guard use, and
-applies the trust rule (an untrusted project cannot loosen approvals) and ``--approve``.
+applies the trust rule and ``--approve``: before ``pitui trust``, a project's settings may only
+make things safer. Its approval mode counts only where it is stricter, its allow-lists are
+ignored, and its ``checkpoint`` values only where the net keeps at least as much as the user's
+settings say (``enabled: false``, more ``exclude`` patterns, a lower ``maxFileSizeMB``,
+``maxFiles``, ``keepDays`` or ``maxStoreMB``, ``skipBinaryChurn`` turned on are ignored, with
+one note naming them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import cast
 
-from pitui.config.settings import ApprovalMode, Settings
+from pitui.config.settings import (
+    ApprovalMode,
+    CheckpointConfig,
+    Settings,
+    load_settings,
+    project_settings_path,
+)
+from pitui.config.trust import is_trusted
 
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("auto", "ask", "read-only")
 _STRICTNESS = {"auto": 0, "ask": 1, "read-only": 2}
@@ -54,6 +67,11 @@ class ApprovalSettings:
 class WorkspaceSettings:
     checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
     approval: ApprovalSettings = field(default_factory=ApprovalSettings)
+    notes: tuple[str, ...] = ()
+    """What the user should be told about these settings (project values ignored)."""
+
+    def without_notes(self) -> WorkspaceSettings:
+        return replace(self, notes=())
 
 
 _MB = 1024 * 1024
@@ -64,20 +82,57 @@ def stricter(a: ApprovalMode, b: ApprovalMode) -> ApprovalMode:
     return a if _STRICTNESS[a] >= _STRICTNESS[b] else b
 
 
+def _safer_checkpoint(
+    config: CheckpointConfig, user: CheckpointConfig
+) -> tuple[CheckpointConfig, list[str]]:
+    """``config`` (merged with an untrusted project's) with every value that would make the
+    net keep less than ``user`` (the user's own) put back; the keys put back."""
+    ignored: list[str] = []
+    values = {
+        "enabled": (config.enabled or not user.enabled, "enabled"),
+        "exclude": (not set(config.exclude) - set(user.exclude), "exclude"),
+        "max_file_size_mb": (config.max_file_size_mb >= user.max_file_size_mb, "maxFileSizeMB"),
+        "skip_binary_churn": (not config.skip_binary_churn or user.skip_binary_churn, None),
+        "max_files": (config.max_files >= user.max_files, "maxFiles"),
+        "keep_days": (config.keep_days >= user.keep_days, "keepDays"),
+        "max_store_mb": (config.max_store_mb >= user.max_store_mb, "maxStoreMB"),
+    }
+    changes = {}
+    for attr, (safe, key) in values.items():
+        if not safe:
+            changes[attr] = getattr(user, attr)
+            ignored.append(f"checkpoint.{key or 'skipBinaryChurn'}")
+    if not changes:
+        return config, []
+    merged = {f: getattr(config, f) for f in config.__struct_fields__}
+    merged.update(changes)
+    return CheckpointConfig(**merged), ignored
+
+
 def read_workspace_settings(
     settings: Settings,
     *,
     approve: str | None = None,
     user_only: Settings | None = None,
+    project_file: Path | None = None,
 ) -> WorkspaceSettings:
     """Every checkpoint and approval setting, checked.
 
     ``approve`` is the ``--approve`` flag (it wins). ``user_only`` holds the user's own settings
-    when the project is not trusted: then the project's settings can make the approval mode
-    stricter but never looser, and its allow-lists are ignored (opening a repository must not
-    grant its commands).
+    when the project is not trusted: then the project's settings may only make things safer
+    (see the module docstring; opening a repository must not grant its commands nor switch
+    the safety net off). ``project_file`` names the project's settings file in the note.
     """
     config = settings.checkpoint
+    notes: list[str] = []
+    if user_only is not None:
+        config, ignored = _safer_checkpoint(config, user_only.checkpoint)
+        if ignored:
+            where = f" in {project_file}" if project_file is not None else ""
+            notes.append(
+                f"Ignoring {', '.join(ignored)}{where}: until you run `pitui trust` in this "
+                "project, its settings may only make file checkpoints keep more, never less."
+            )
     checkpoint = CheckpointSettings(
         enabled=config.enabled,
         exclude=tuple(p for p in config.exclude if p.strip()),
@@ -101,5 +156,23 @@ def read_workspace_settings(
         for tool, patterns in allow_source.allow.items()
     }
     return WorkspaceSettings(
-        checkpoint=checkpoint, approval=ApprovalSettings(mode=mode, allow=allow)
+        checkpoint=checkpoint,
+        approval=ApprovalSettings(mode=mode, allow=allow),
+        notes=tuple(notes),
+    )
+
+
+def workspace_settings_for(
+    cwd: str | Path, settings: Settings | None = None, *, approve: str | None = None
+) -> WorkspaceSettings:
+    """:func:`read_workspace_settings` for the project in ``cwd``, with the trust rule:
+    ``settings`` are the merged settings (default: loaded for ``cwd``)."""
+    folder = Path(cwd)
+    merged = settings if settings is not None else load_settings(str(folder))
+    trusted = is_trusted(folder)
+    return read_workspace_settings(
+        merged,
+        approve=approve,
+        user_only=None if trusted else load_settings(None),
+        project_file=None if trusted else project_settings_path(folder),
     )

@@ -9,12 +9,15 @@ One store per project folder, under pitui's state dir::
         project         the folder's path, for people looking around
         exclude, base-exclude   ignore rules (see :mod:`pitui.checkpoint.ignore`)
         last            the last capture: ``<commit> <tree>``
-        churn.json      binary files that keep changing (skipped after three in a row)
+        churn.json      big binary files that keep changing (left out from the third change
+                        within a day, until one is left alone for an hour)
         journal.json    a restore in progress (see :mod:`pitui.checkpoint.restore`)
 
 A capture is a git commit whose tree is the folder (every file not ignored, executable bits and
 symlinks as git keeps them) and whose message lists the files with unusual permissions
-(``0600`` and the like), so a restore gives them back exactly. The user's own ``.git``, index,
+(``0600`` and the like), so a restore gives them back exactly, and the paths it saw but left
+out (too large, churning, a nested repository…), so a restore never deletes what it never
+saved. The user's own ``.git``, index,
 refs and stash are never read for writing, and nothing runs git in their repository.
 
 Refs ``refs/pitui/<session id>/<commit>`` keep a session's checkpoints alive; pruning deletes
@@ -24,28 +27,46 @@ refs by the user's policy and lets git drop what nothing references.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
 import stat
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pitui.checkpoint.git import Git, GitFailed, GitUnavailable, find_git
+from pitui.checkpoint.git import (
+    BULK_CHECKIN_VERSION,
+    Git,
+    GitFailed,
+    GitUnavailable,
+    find_git,
+    git_version,
+)
 from pitui.checkpoint.ignore import base_exclude_text, exclude_text
 from pitui.checkpoint.lock import store_lock
 from pitui.checkpoint.settings import CheckpointSettings
 from pitui.errors import UserError
+from pitui.files import TEMP_SUFFIX, is_stale_temp
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 USUAL_PERMS = frozenset({0o644, 0o755, 0o664, 0o775})
 """Permissions git's executable bit describes well enough; others are kept in the message."""
 CHURN_MIN_SIZE = 256 * 1024
 CHURN_LIMIT = 3
+BULK_MIN_FILES = 1000
+"""A capture that adds at least this many files writes them into one pack (see
+:data:`pitui.checkpoint.git.BULK_CHECKIN_VERSION`); fewer go in as loose objects, packed later."""
+MAX_PACKS = 30
+"""More packs than this (each bulk capture adds one) are merged after a run."""
 _REF_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+TEMP_SUFFIX_BYTES = os.fsencode(TEMP_SUFFIX)
+NESTED_REPOSITORY = "a nested git repository (not saved)"
+"""Why a folder holding its own ``.git`` (a nested repository, a submodule) is left out."""
 
 
 class CheckpointsOff(UserError):
@@ -103,9 +124,12 @@ def display_path(path: str) -> str:
 
 
 def size_text(size: int) -> str:
-    """``10 MB``, ``1.5 MB``, ``300 KB``."""
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.3g} MB"
+    """``2 GB``, ``250 MB``, ``10 MB``, ``1.5 MB``, ``300 KB``."""
+    if size >= 1024**3:
+        return f"{size / 1024**3:.3g} GB"
+    if size >= 1024**2:
+        mib = size / 1024**2
+        return f"{mib:.3g} MB" if mib < 100 else f"{mib:.0f} MB"
     return f"{max(1, round(size / 1024))} KB"
 
 
@@ -138,6 +162,10 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
         _fsync_dir(path.parent)
 
 
+MAX_SKIPS_LISTED = 5000
+"""At most this many left-out paths are listed in a checkpoint's message."""
+
+
 def parse_manifest(message: bytes) -> dict[str, int]:
     """The unusual permissions a checkpoint commit's message lists (``mode 0600 path``)."""
     modes: dict[str, int] = {}
@@ -148,6 +176,57 @@ def parse_manifest(message: bytes) -> dict[str, int]:
                 with contextlib.suppress(ValueError):
                     modes[os.fsdecode(parts[2])] = int(parts[1], 8)
     return modes
+
+
+def skip_line(skipped: Skipped) -> str:
+    """``skip "PATH" REASON``: the path as a JSON string (any byte survives), then why."""
+    return f"skip {json.dumps(skipped.path)} {skipped.reason}\n"
+
+
+def parse_skips(message: bytes) -> dict[str, str]:
+    """The paths a checkpoint left out (``skip`` lines of its message) → why."""
+    out: dict[str, str] = {}
+    decoder = json.JSONDecoder()
+    text = message.decode("utf-8", "surrogateescape")
+    for line in text.split("\n"):
+        if not line.startswith("skip "):
+            continue
+        try:
+            path, end = decoder.raw_decode(line, 5)
+        except ValueError:
+            continue
+        if isinstance(path, str):
+            out[path] = line[end:].strip()
+    return out
+
+
+CHURN_WINDOW_NS = 86400 * 10**9
+"""Changes further apart than this (a day) start the count again."""
+CHURN_SETTLE_NS = 3600 * 10**9
+"""A file left out for churning is saved again once it has not changed for this long."""
+
+
+def _churn_verdict(
+    seen: list[int] | None, st: os.stat_result, tracked: bool, path: Path
+) -> list[int] | None:
+    """The binary-churn record of a big file at this capture: ``[changes, size, mtime_ns]``,
+    left out of the checkpoint from :data:`CHURN_LIMIT` changes on; None: forget it (saved).
+
+    ``tracked``: the file was saved before and changed since (a listed tracked file); an
+    untracked one is new, or already left out."""
+    now = [st.st_size, st.st_mtime_ns]
+    if tracked:
+        if not _is_binary(path):
+            return None
+        count = seen[0] if seen and st.st_mtime_ns - seen[2] < CHURN_WINDOW_NS else 0
+        return [count + 1, *now]
+    if seen is None or seen[0] < CHURN_LIMIT:
+        return seen  # new (saved now, counted from its first change on)
+    if time.time_ns() - st.st_mtime_ns >= CHURN_SETTLE_NS:
+        return None  # it settled down: saved again
+    if now != seen[1:]:
+        return [seen[0] + 1, *now]  # still changing: still left out
+    return seen
 
 
 def _is_binary(path: Path) -> bool:
@@ -170,6 +249,8 @@ class CheckpointStore:
         self.exclude_path = folder / "exclude"
         self.base_exclude_path = folder / "base-exclude"
         self._manifests: dict[str, dict[str, int]] = {}
+        self._skips: dict[str, dict[str, str]] = {}
+        self.bulk_checkin = git_version(git.exe) >= BULK_CHECKIN_VERSION
 
     # ------------------------------------------------------------------ opening
 
@@ -198,7 +279,14 @@ class CheckpointStore:
             )
         folder = store_folder_for(project_path, root)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        git = Git(exe, folder / "git", project_path, folder / "index", folder / "base-exclude")
+        git = Git(
+            exe,
+            folder / "git",
+            project_path,
+            folder / "index",
+            folder / "base-exclude",
+            owned=folder,
+        )
         store = cls(project_path, folder, git, settings)
         with store_lock(store.lock_path):
             if not (folder / "git" / "HEAD").exists():
@@ -267,7 +355,14 @@ class CheckpointStore:
         for tracked, raw in listing:
             path = os.fsdecode(raw)
             if raw.endswith(b"/"):
-                skipped.append(Skipped(path.rstrip("/"), "a nested git repository (not saved)"))
+                skipped.append(Skipped(path.rstrip("/"), NESTED_REPOSITORY))
+                continue
+            if not tracked and raw.endswith(TEMP_SUFFIX_BYTES):
+                # An atomic write's temp file: never saved; one a killed pitui left goes.
+                with contextlib.suppress(OSError):
+                    full = work + b"/" + raw
+                    if is_stale_temp(raw.rsplit(b"/", 1)[-1], os.lstat(full)):
+                        os.unlink(full)
                 continue
             if not tracked:
                 untracked += 1
@@ -283,6 +378,10 @@ class CheckpointStore:
                 st = os.lstat(work + b"/" + raw)
             except FileNotFoundError:
                 update.append(raw)  # deleted: --remove takes it out
+                modes.pop(path, None)
+                continue
+            except NotADirectoryError:
+                force_remove.append(raw)  # a folder of its path became a file or a symlink
                 modes.pop(path, None)
                 continue
             except OSError as exc:
@@ -307,29 +406,22 @@ class CheckpointStore:
                 and stat.S_ISREG(st.st_mode)
                 and st.st_size >= CHURN_MIN_SIZE
             ):
-                seen = churn.get(path)
-                if seen is not None and not tracked and seen[0] >= CHURN_LIMIT:
-                    if [st.st_size, st.st_mtime_ns] != seen[1:]:
-                        new_churn[path] = [seen[0] + 1, st.st_size, st.st_mtime_ns]
+                seen = churn.pop(path, None)
+                verdict = _churn_verdict(seen, st, tracked, self.project / path)
+                if verdict is not None:
+                    new_churn[path] = verdict
+                    if verdict[0] >= CHURN_LIMIT:
                         skipped.append(
                             Skipped(
                                 path, "a binary file that changes at every checkpoint", st.st_size
                             )
                         )
-                        continue
-                    # It settled down: save it again.
-                elif tracked and _is_binary(self.project / path):
-                    count = (seen[0] if seen else 0) + 1
-                    new_churn[path] = [count, st.st_size, st.st_mtime_ns]
-                    if count >= CHURN_LIMIT:
-                        skipped.append(
-                            Skipped(
-                                path, "a binary file that changes at every checkpoint", st.st_size
-                            )
-                        )
-                        force_remove.append(raw)
+                        if tracked:
+                            force_remove.append(raw)
                         modes.pop(path, None)
                         continue
+            elif tracked:
+                churn.pop(path, None)  # deleted, smaller, or no longer checked
             update.append(raw)
             perm = stat.S_IMODE(st.st_mode)
             if stat.S_ISREG(st.st_mode) and perm not in USUAL_PERMS:
@@ -349,9 +441,11 @@ class CheckpointStore:
             else:
                 modes[path] = perm
         if update:
+            bulk = len(update) >= BULK_MIN_FILES and self.bulk_checkin
             self.git.run(
                 ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
                 input=b"\0".join(update) + b"\0",
+                config=("core.bigFileThreshold=1",) if bulk else (),
             )
         if excludes_changed or gitignore_changed:
             # Files we saved before that the rules now ignore leave the checkpoints.
@@ -369,11 +463,24 @@ class CheckpointStore:
             )
         tree = self.git.run(["write-tree"]).decode().strip()
         if settings.skip_binary_churn and (new_churn or churn):
+            # Files this capture did not list did not change: they keep their count.
+            for path, seen in churn.items():
+                if os.path.lexists(self.project / path):
+                    new_churn[path] = seen
             self._save_churn(new_churn)
-        if last is not None and last[1] == tree and self._manifest(last[0]) == modes:
+        left_out = sorted(skipped, key=lambda s: s.path)[:MAX_SKIPS_LISTED]
+        skips = {s.path: s.reason for s in left_out}
+        if (
+            last is not None
+            and last[1] == tree
+            and self._manifest(last[0]) == modes
+            and self.skipped(last[0]) == skips
+        ):
             return Capture(last[0], tree, modes, tuple(skipped))
-        message = "pitui checkpoint\n\n" + "".join(
-            f"mode {perm:04o} {path}\n" for path, perm in sorted(modes.items())
+        message = (
+            "pitui checkpoint\n\n"
+            + "".join(f"mode {perm:04o} {path}\n" for path, perm in sorted(modes.items()))
+            + "".join(skip_line(s) for s in left_out)
         )
         commit = (
             self.git.run(
@@ -384,6 +491,7 @@ class CheckpointStore:
             .strip()
         )
         self._manifests[commit] = dict(modes)
+        self._skips[commit] = skips
         write_atomic(self.folder / "last", f"{commit} {tree}\n".encode())
         return Capture(commit, tree, modes, tuple(skipped))
 
@@ -406,7 +514,13 @@ class CheckpointStore:
             data = json.loads((self.folder / "churn.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            path: seen
+            for path, seen in data.items()
+            if isinstance(seen, list) and len(seen) == 3 and all(type(v) is int for v in seen)
+        }
 
     def _save_churn(self, data: dict[str, list[int]]) -> None:
         write_atomic(self.folder / "churn.json", json.dumps(data).encode())
@@ -441,10 +555,71 @@ class CheckpointStore:
     def _manifest(self, commit: str) -> dict[str, int]:
         cached = self._manifests.get(commit)
         if cached is None:
-            body = self.git.run(["cat-file", "commit", commit])
-            cached = parse_manifest(body.split(b"\n\n", 1)[-1])
-            self._manifests[commit] = cached
+            self._read_message(commit)
+            cached = self._manifests[commit]
         return cached
+
+    def _read_message(self, commit: str) -> None:
+        body = self.git.run(["cat-file", "commit", commit]).split(b"\n\n", 1)[-1]
+        self._manifests[commit] = parse_manifest(body)
+        self._skips[commit] = parse_skips(body)
+
+    def skipped(self, commit: str) -> dict[str, str]:
+        """The paths checkpoint ``commit`` saw and left out → why (see :class:`Skipped`)."""
+        cached = self._skips.get(commit)
+        if cached is None:
+            self._read_message(commit)
+            cached = self._skips[commit]
+        return dict(cached)
+
+    def ignored_at(self, commit: str, paths: Iterable[str]) -> set[str]:
+        """Which of ``paths`` the ignore rules in effect at checkpoint ``commit`` leave out: its
+        ``.gitignore`` files, with pitui's excludes and the folder's inherited ones as now.
+
+        The checkpoint's ``.gitignore`` files are written into a scratch folder (with the
+        paths' folders) and ``git check-ignore`` reads them there: the project is not touched.
+        """
+        wanted = sorted({p for p in paths if p})
+        if not wanted:
+            return set()
+        listing = self.git.run(["ls-tree", "-r", "-z", "--full-tree", commit])
+        ignore_files: dict[str, str] = {}
+        for item in listing.split(b"\0"):
+            meta, _, raw = item.partition(b"\t")
+            name = os.fsdecode(raw)
+            if name.rsplit("/", 1)[-1] == ".gitignore" and meta.startswith(b"100"):
+                ignore_files[name] = meta.split()[2].decode()
+        blobs = self.read_blobs(ignore_files.values())
+        ours = exclude_text(self.settings.exclude).encode()
+        with tempfile.TemporaryDirectory(prefix="pitui-ignore-", dir=self.folder) as scratch:
+            root = Path(scratch) / "tree"
+            root.mkdir()
+            for name, sha in ignore_files.items():
+                target = root / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = blobs[sha]
+                if name == ".gitignore":
+                    data = data + b"\n" + ours  # pitui's own excludes win at the top
+                target.write_bytes(data)
+            if ".gitignore" not in ignore_files:
+                (root / ".gitignore").write_bytes(ours)
+            for path in wanted:
+                parent = (root / path).parent
+                with contextlib.suppress(OSError):
+                    parent.mkdir(parents=True, exist_ok=True)
+            checker = Git(
+                self.git.exe,
+                self.git.git_dir,
+                root,
+                Path(scratch) / "index",
+                self.base_exclude_path,
+            )
+            out = checker.run(
+                ["check-ignore", "--no-index", "-z", "--stdin"],
+                input=b"\0".join(os.fsencode(p) for p in wanted) + b"\0",
+                ok_codes=(0, 1),
+            )
+        return {os.fsdecode(raw) for raw in out.split(b"\0") if raw}
 
     def modes(self, commit: str) -> dict[str, int]:
         """The unusual permissions recorded with a checkpoint (path → ``0o600`` …)."""
@@ -552,15 +727,25 @@ class CheckpointStore:
         if lines:
             self.git.run(["update-ref", "--stdin"], input=lines.encode())
 
-    def size_bytes(self) -> int:
+    def _object_counts(self) -> dict[str, int]:
+        """``git count-objects -v``: ``count`` loose objects, ``size`` and ``size-pack`` (KiB),
+        ``packs``, ``size-garbage`` (KiB)."""
         out = self.git.run(["count-objects", "-v"]).decode()
-        values = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
-        return (int(values.get("size", 0)) + int(values.get("size-pack", 0))) * 1024
+        values = {}
+        for line in out.splitlines():
+            key, _, value = line.partition(": ")
+            if value.strip().isdigit():
+                values[key.strip()] = int(value)
+        return values
+
+    def size_bytes(self) -> int:
+        """What the store's objects take on disk (loose, packed and garbage)."""
+        counts = self._object_counts()
+        kib = counts.get("size", 0) + counts.get("size-pack", 0) + counts.get("size-garbage", 0)
+        return kib * 1024
 
     def loose_objects(self) -> int:
-        out = self.git.run(["count-objects", "-v"]).decode()
-        values = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
-        return int(values.get("count", 0))
+        return self._object_counts().get("count", 0)
 
     def refs(self) -> list[tuple[str, str, int]]:
         """``(namespace, commit, committed at)`` of every kept checkpoint."""
@@ -584,8 +769,9 @@ class CheckpointStore:
     ) -> PruneReport:
         """Apply the policy: other sessions' checkpoints older than ``keepDays`` go; then, while
         the store is over ``maxStoreMB``, the oldest go (other sessions first, then this
-        session's). The ``needed`` commits (the current tree's) and the ``current`` session's
-        checkpoints by age are never pruned."""
+        session's) and what nothing references any more is dropped at once. The ``needed``
+        commits (what the current tree's branch needs) are never pruned, nor the ``current``
+        session's checkpoints by age."""
         with self.locked():
             return self._prune_locked(current, set(needed), now if now is not None else time.time())
 
@@ -613,9 +799,14 @@ class CheckpointStore:
                 break
             batch = candidates[: max(1, len(candidates) // 4)]
             deleted += self._delete_refs(batch)
-            self._repack(full=True)
+            # Every writer holds the store's lock and references what it writes before letting
+            # go of it, so nothing unreferenced is about to be used: drop it now.
+            self._repack(full=True, expire="now")
             size = self.size_bytes()
             rounds += 1
+        if size > self.settings.max_store_bytes and rounds == 0:
+            self._repack(full=True, expire="now")  # garbage alone may be what is over
+            size = self.size_bytes()
         with contextlib.suppress(OSError):
             (self.folder / "pruned-at").write_text(f"{now:.0f}\n")
         return PruneReport(deleted=deleted, size=size)
@@ -627,25 +818,33 @@ class CheckpointStore:
         self.git.run(["update-ref", "--stdin"], input=lines.encode())
         return len(rows)
 
-    def _repack(self, *, full: bool) -> None:
+    def _repack(self, *, full: bool, expire: str = "1.hour.ago") -> None:
         if full:
             self.git.run(["pack-refs", "--all"])
-            # Unreachable objects younger than an hour stay: a capture another process made a
-            # moment ago may not have its ref yet.
-            self.git.run(["repack", "-a", "-d", "-q", "--unpack-unreachable=1.hour.ago"])
-            self.git.run(["prune", "--expire=1.hour.ago"])
+            # By age, unreachable objects younger than an hour stay (a capture that did not
+            # keep its commit, such as a preview's, may still be looked at for a moment).
+            self.git.run(["repack", "-a", "-d", "-q", f"--unpack-unreachable={expire}"])
+            self.git.run(["prune", f"--expire={expire}"])
         else:
             self.git.run(["repack", "-d", "-q"])
 
     def maintain(self, *, current: str | None, needed: Iterable[str]) -> PruneReport | None:
-        """After a run: prune once a day, and pack loose objects when there are many."""
+        """After a run: prune once a day, and at once when the store is over its size cap;
+        pack loose objects when there are many, and merge packs when there are many."""
         try:
             last = float((self.folder / "pruned-at").read_text().strip())
         except (OSError, ValueError):
             last = 0.0
-        if time.time() - last > 86400:
+        counts = self._object_counts()
+        size = (
+            counts.get("size", 0) + counts.get("size-pack", 0) + counts.get("size-garbage", 0)
+        ) * 1024
+        if time.time() - last > 86400 or size > self.settings.max_store_bytes:
             return self.prune(current=current, needed=needed)
-        if self.loose_objects() > 5000:
+        if counts.get("packs", 0) > MAX_PACKS:
+            with self.locked():
+                self._repack(full=True)
+        elif counts.get("count", 0) > 5000:
             with self.locked():
                 self._repack(full=False)
         return None
@@ -662,6 +861,26 @@ class CheckpointStore:
 class PruneReport:
     deleted: int
     size: int
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a capture (or opening the store) failed, in a few words for a sentence."""
+    if isinstance(exc, GitFailed):
+        lines = [line.strip() for line in exc.stderr.splitlines() if line.strip()]
+        first = lines[0] if lines else f"exit status {exc.code}"
+        for prefix in ("fatal: ", "error: "):
+            first = first.removeprefix(prefix)
+        if "No space left on device" in exc.stderr:
+            return "the disk is full"
+        return f"git: {first[:200]}"
+    if isinstance(exc, OSError):
+        if exc.errno == errno.ENOSPC:
+            return "the disk is full"
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    if isinstance(exc, UserError):
+        return str(exc).rstrip(".")
+    return f"{type(exc).__name__}: {exc}"[:200]
 
 
 def open_store_or_reason(

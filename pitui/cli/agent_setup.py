@@ -9,9 +9,9 @@ from typing import TextIO
 from pitui.agent.extensions import Extensions
 from pitui.agent.session import AgentSession
 from pitui.agent.workspace import Workspace
-from pitui.checkpoint.settings import WorkspaceSettings, read_workspace_settings
+from pitui.checkpoint.settings import WorkspaceSettings, workspace_settings_for
 from pitui.cli.output import note
-from pitui.config.settings import Settings, load_settings
+from pitui.config.settings import Settings
 from pitui.config.trust import is_trusted
 from pitui.session import SessionStore
 
@@ -26,11 +26,8 @@ def load_extensions(cwd: str, settings: Settings, err: TextIO | None) -> Extensi
 
 
 def workspace_settings(args: argparse.Namespace, cwd: str, settings: Settings) -> WorkspaceSettings:
-    """Checkpoint and approval settings; an untrusted project cannot loosen approvals."""
-    user_only = None if is_trusted(Path(cwd)) else load_settings(None)
-    return read_workspace_settings(
-        settings, approve=getattr(args, "approve", None), user_only=user_only
-    )
+    """Checkpoint and approval settings; an untrusted project may only make them safer."""
+    return workspace_settings_for(cwd, settings, approve=getattr(args, "approve", None))
 
 
 def build_agent(

@@ -74,10 +74,10 @@ def _when(timestamp: Any) -> str:
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     from pitui.checkpoint.record import CheckpointIndex
-    from pitui.checkpoint.settings import read_workspace_settings
-    from pitui.checkpoint.store import open_store_or_reason
+    from pitui.checkpoint.settings import CheckpointSettings, workspace_settings_for
+    from pitui.checkpoint.store import open_store_or_reason, size_text
     from pitui.cli.inspect_cmds import open_for_reading
-    from pitui.config import load_settings, state_dir
+    from pitui.config import state_dir
     from pitui.session.codec import dumps_line
     from pitui.session.oneline import entry_text
 
@@ -85,9 +85,12 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     try:
         index = CheckpointIndex(store)
         refs = index.all()
-        settings = read_workspace_settings(load_settings(store.cwd or None)).checkpoint
+        settings = (
+            workspace_settings_for(store.cwd).checkpoint if store.cwd else CheckpointSettings()
+        )
         missing: set[str] = set()
         note = ""
+        size_line = ""
         if refs:
             cp_store, reason = open_store_or_reason(
                 store.cwd, settings, state_dir() / "checkpoints"
@@ -97,6 +100,11 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
                 missing = {r.commit for r in refs}
             else:
                 missing = cp_store.missing(r.commit for r in refs)
+                size_line = (
+                    f"  (the folder's checkpoint store: {size_text(cp_store.size_bytes())} of "
+                    f"{size_text(settings.max_store_bytes)} (checkpoint.maxStoreMB), in "
+                    f"{_clean(str(cp_store.folder))})"
+                )
         path_ids = {n.id for n in store.path_to()}
         if args.json:
             for ref in refs:
@@ -118,6 +126,8 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
         print(f"File checkpoints of {args.file} (folder {_clean(store.cwd)}):")
         if note:
             print(f"  ({note})")
+        if size_line:
+            print(size_line)
         for ref in refs:
             entry = store.get(ref.entry_id)
             marker = "•" if ref.entry_id in path_ids else " "
@@ -173,13 +183,17 @@ def print_plan(move: Any, *, show_diff: bool, out: Any = None) -> None:
                 out.write(f"      {_clean(line)}\n")
     for kept in plan.kept:
         out.write(f"  kept {_clean(kept.path)}: {kept.reason}\n")
+    if plan.not_restorable:
+        out.write(f"Not restorable, left as they are ({len(plan.not_restorable)}):\n")
+        for kept in plan.not_restorable:
+            out.write(f"  {_clean(kept.path)}: {_clean(kept.reason)}\n")
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
     from pitui.agent.workspace import Workspace
-    from pitui.checkpoint.settings import read_workspace_settings
+    from pitui.checkpoint.settings import workspace_settings_for
     from pitui.cli.inspect_cmds import resolve_entry_id
-    from pitui.config import load_settings
+    from pitui.cli.output import note
     from pitui.session import SessionFileError, SessionStore
 
     if args.force and args.keep_outside:
@@ -196,8 +210,10 @@ def cmd_restore(args: argparse.Namespace) -> int:
         leaf = resolve_entry_id(store, args.leaf)
         if not store.cwd:
             raise CliError("The session does not record its folder (cwd), so nothing to restore.")
-        settings = read_workspace_settings(load_settings(store.cwd))
-        workspace = Workspace(settings, store.cwd, interactive=False)
+        settings = workspace_settings_for(store.cwd)
+        for line in settings.notes:
+            note(f"warning: {line}", sys.stderr)
+        workspace = Workspace(settings.without_notes(), store.cwd, interactive=False)
         workspace.attach_store(store)
         return asyncio.run(_restore(args, store, workspace, leaf))
     finally:

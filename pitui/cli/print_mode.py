@@ -248,7 +248,10 @@ class JsonPrinter:
                 }
             )
         elif isinstance(event, CheckpointNote):
-            self.write({"type": "checkpoint_note", "message": event.message})
+            row: dict[str, Any] = {"type": "checkpoint_note", "message": event.message}
+            if event.progress:
+                row["progress"] = True
+            self.write(row)
         elif isinstance(event, RunEnded):
             self.write({"type": "done", "reason": event.reason})
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from pitui.session.errors import SessionChangedError
 from pitui.session.line_reader import LineReader
 from pitui.session.node import Node
 from pitui.session.shapes import BOOKKEEPING_TYPES
@@ -60,12 +61,15 @@ def _assistant_hidden(store: SessionStore, node: Node, read: Callable[[Node], by
     Reads only the fields it needs from the stored line when the entry is not parsed yet, so
     opening the tree does not keep every assistant message parsed in memory. A line without a
     ``"text"`` key nor a string ``content`` has no text (tool calls only): only its stop
-    reason is decoded.
+    reason is decoded. An entry the file no longer holds (another program cut it short: the
+    app offers to reopen it) is shown.
     """
     data = node.data
     if data is None:
         try:
             raw = read(node)
+        except SessionChangedError:
+            return False
         except OSError:
             raw = None
         if (
@@ -97,7 +101,10 @@ def _assistant_hidden(store: SessionStore, node: Node, read: Callable[[Node], by
                         break
             stop = message.stopReason if message is not None else None
             return not has_text and stop in _NORMAL_STOPS
-    entry = store.data(node)
+    try:
+        entry = store.data(node)
+    except SessionChangedError:
+        return False
     message_data = entry.get("message") or {}
     content_data = message_data.get("content")
     has_text = (

@@ -34,6 +34,7 @@ from pitui.config.paths import log_file
 from pitui.config.settings import Settings
 from pitui.errors import UserError
 from pitui.session import SessionStore
+from pitui.text import strip_escapes
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
@@ -43,6 +44,8 @@ from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from pitui.agent.session import AgentSession
     from pitui.ui.screens.main import MainScreen
 
@@ -106,6 +109,7 @@ class PituiApp(App[int]):
         self._watchdog: threading.Timer | None = None
         self.after_first_frame: list[Callable[[], None]] = []
         """Called once, on the event loop, when the main screen's first frame is shown."""
+        self.after_first_frame.append(self._start_checkpoints)
         self.exit_deadline: float | None = None
         """Set by ``pitui`` itself (never in tests): after a SIGTERM or SIGHUP, the process is
         ended this many seconds later whatever still runs."""
@@ -127,6 +131,15 @@ class PituiApp(App[int]):
         self.bridge.attach(store, self.agent)
         self._detach_workspace = attach_workspace(self, self.agent)  # checkpoints (issue 13)
         self.bridge.publish(SessionSwitched(str(store.path) if store.path else None))
+        self._start_checkpoints()
+
+    def _start_checkpoints(self) -> None:
+        """Capture the folder once, in a thread, as a session opens: the agent's first change
+        then waits for no first capture of a big folder (issue 29)."""
+        workspace = self.agent.workspace if self.agent is not None else None
+        store = self.store
+        if workspace is not None and not store.read_only and not store.stored_cwd_missing:
+            workspace.start_warm_up()
 
     def _new_agent(self, store: SessionStore) -> AgentSession | None:
         agent = self.agent_factory(store) if self.agent_factory else None
@@ -272,6 +285,26 @@ class PituiApp(App[int]):
         if isinstance(self.screen, ReadOnlyScreen):
             self.screen.dismiss(None)
         self.push_screen(ReadOnlyScreen(freed_sentence(), can_take_over=True))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast, whoever raises it: no escape sequence or control character from a
+        message (load warnings name a session's entry ids, notes name files) reaches the
+        terminal: a window title, an OSC 52 clipboard write, a cursor move (issue 29)."""
+        super().notify(
+            strip_escapes(message),
+            title=strip_escapes(title),
+            severity=severity,
+            timeout=timeout,
+            markup=markup,
+        )
 
     def on_mount(self) -> None:
         self._handle_termination_signals()

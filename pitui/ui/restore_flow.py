@@ -23,8 +23,8 @@ from pitui.agent.navigation import landing_point
 from pitui.agent.workspace import MovePreview, Workspace
 from pitui.checkpoint.diff import summary_text
 from pitui.checkpoint.record import CheckpointRef
-from pitui.checkpoint.restore import RestoreRefused
-from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt
+from pitui.checkpoint.restore import RestoreFailed, RestoreRefused
+from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt, not_restorable_text
 
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp
@@ -74,6 +74,9 @@ async def offer_restore(
         return None
     preview = await workspace.preview_move(landing)
     if not preview.differs:
+        reason = _why_not_restored(workspace, preview)
+        if reason:
+            app.notify(reason, markup=False, timeout=6)
         return None
     choice = await app.push_screen_wait(RestorePrompt(preview, fork=fork))
     if choice is None:
@@ -81,6 +84,24 @@ async def offer_restore(
     if not choice.files:
         return None
     return PendingRestore(workspace, preview, choice)
+
+
+def _why_not_restored(workspace: Workspace, preview: MovePreview) -> str | None:
+    """One sentence when the files cannot follow the move (None: they already match, or the
+    session never had file checkpoints)."""
+    if preview.plan is not None:
+        # Files that differ from that point but cannot be put back (a file too large to save
+        # there, since shrunk): said, since no dialog shows them.
+        differing = [k for k in preview.plan.not_restorable if k.differs]
+        if differing:
+            return "Only the conversation moves. " + not_restorable_text(differing)
+        return None
+    if preview.state is None:
+        if not workspace.index.all():
+            return None
+        return "No file checkpoint records that point, so only the conversation moves."
+    note = preview.note or "File checkpoints are off"
+    return f"The files stay as they are: {note[0].lower()}{note[1:]}"
 
 
 async def save_current_files(pending: PendingRestore | None) -> None:
@@ -100,6 +121,9 @@ async def finish_restore(app: PituiApp, pending: PendingRestore | None, *, moved
         result = await pending.workspace.restore_files(pending.preview, pending.choice.outside)
     except RestoreRefused as exc:
         app.notify(f"Files not restored: {exc}", severity="warning", markup=False, timeout=10)
+        return
+    except RestoreFailed as exc:
+        app.notify(str(exc), severity="error", markup=False, timeout=10)
         return
     except Exception as exc:
         log.exception("restoring files failed")

@@ -28,7 +28,10 @@ def attach_workspace(app: App[int], agent: AgentSession | None) -> Callable[[], 
 
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, CheckpointNote):
-            app.notify(event.message, severity="warning", markup=False, timeout=8)
+            if event.progress:
+                app.notify(event.message, markup=False, timeout=8)
+            else:
+                app.notify(event.message, severity="warning", markup=False, timeout=8)
 
     unsubscribe = agent.subscribe(on_event)
 

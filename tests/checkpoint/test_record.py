@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pitui.checkpoint.record import CheckpointIndex, checkpoint_data, entry_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pitui.checkpoint.record import CheckpointIndex, changes_files, checkpoint_data, entry_data
 from pitui.checkpoint.store import Capture, Change, Skipped
 from pitui.session import SessionStore
 from pitui.session.flatten import flatten
@@ -71,7 +74,8 @@ def test_the_files_at_each_node(tmp_path: Path) -> None:
         state = index.state_at(ids[name])
         return (state.checkpoint.commit[0], state.exact) if state else None
 
-    assert at("u1") is None and at("r1") is None  # before any checkpoint
+    # Before the run's first change: the run's first checkpoint, below, holds these files.
+    assert at("u1") == ("a", True) and at("r1") == ("a", True)
     assert at("a2") == ("a", True)  # the assistant message that asked to write: before it ran
     assert at("r2") == ("a", False)  # inside the run, after a write: only approximately
     assert at("a3") == ("b", True)  # the end of the run
@@ -117,6 +121,54 @@ def test_the_entry_shape_round_trips_through_the_file(tmp_path: Path) -> None:
     reopened.close()
 
 
+def test_the_nodes_before_the_first_prompt_have_the_first_runs_files(tmp_path: Path) -> None:
+    """The entries a session starts with (model, thinking level, system prompt), the first
+    prompt and the root itself: the first run's before-change checkpoint, taken below them."""
+    store = SessionStore.create(tmp_path / "s", "/work/project")
+    model = store.append_model_change("openai", "gpt")
+    level = store.append_thinking_level_change("off")
+    first = store.append_message(user("refactor"))
+    store.append_message(assistant("writing", [("c1", "write")]))
+    pre = checkpoint(store, "a", "before-change", 0)
+    store.append_message(result("c1", "write"))
+    store.append_message(assistant("done"))
+    post = checkpoint(store, "b", "after-run", 1)
+    index = CheckpointIndex(store)
+    for entry_id in (None, model, level, first):
+        state = index.state_at(entry_id)
+        assert state is not None and (state.checkpoint.entry_id, state.exact) == (pre, True)
+    # The prompt edited and resubmitted from there: a second run on a sibling branch. The
+    # nodes above both runs keep the first run's checkpoint (the earliest in the file).
+    store.branch(level)
+    store.append_message(user("refactor, but keep the CLI"))
+    store.append_message(assistant("writing", [("c2", "bash")]))
+    second = checkpoint(store, "c", "before-change", 0)
+    store.append_message(result("c2", "bash"))
+    assert index.state_at(level).checkpoint.entry_id == pre  # type: ignore[union-attr]
+    assert index.state_at(None).checkpoint.entry_id == pre  # type: ignore[union-attr]
+    # Pruning keeps what the current branch needs, the nodes above it included.
+    assert index.path_commits(store.leaf_id) == {"c" * 40, "a" * 40}
+    assert index.get(second) is not None and index.get(post) is not None
+
+
+def test_a_change_between_a_node_and_the_checkpoint_below_means_no_record(
+    tmp_path: Path,
+) -> None:
+    """A session started elsewhere (pi) whose entries changed files before pitui's first
+    checkpoint: the files at the nodes above those changes were never recorded."""
+    store = SessionStore.create(tmp_path / "s", "/work/project")
+    first = store.append_message(user("in pi"))
+    store.append_message(assistant("writing", [("c1", "edit")]))
+    changed = store.append_message(result("c1", "edit"))
+    later = store.append_message(user("in pitui"))
+    store.append_message(assistant("writing", [("c2", "write")]))
+    pre = checkpoint(store, "a", "before-change", 0)
+    index = CheckpointIndex(store)
+    assert index.state_at(first) is None and index.state_at(None) is None
+    assert index.state_at(changed).checkpoint.entry_id == pre  # type: ignore[union-attr]
+    assert index.state_at(later).checkpoint.entry_id == pre  # type: ignore[union-attr]
+
+
 def _walked(store: SessionStore, entry_id: str) -> tuple[str, bool] | None:
     """The files at ``entry_id`` by the definition: a walk up the whole path."""
     from pitui.checkpoint.record import changes_files
@@ -135,6 +187,13 @@ def _walked(store: SessionStore, entry_id: str) -> tuple[str, bool] | None:
         if exact and changes_files(store, cur):
             exact = False
         cur = cur.parent
+    # Nothing above: the first checkpoint below (file order) with no change in between.
+    for ref in index.all():
+        below = store.node(ref.entry_id).parent
+        while below is not None and below is not node and not changes_files(store, below):
+            below = below.parent
+        if below is node:
+            return ref.entry_id, True
     return None
 
 
@@ -175,3 +234,62 @@ def test_answers_stay_right_as_the_leaf_grows_branches_and_gets_checkpoints(
     checkpoint(store, "f", "before-restore", 1)
     store.branch(ids["a4"])
     check()
+
+
+OPERATIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "reply", "read", "write", "checkpoint", "branch"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations=OPERATIONS)
+def test_the_files_at_every_node_follow_the_definition(
+    tmp_path_factory: Any, operations: list[tuple[str, int]]
+) -> None:
+    """Random sessions (prompts, replies, reads, writes, checkpoints, moves back to any
+    entry and on from there): for every node and the root, the index answers what the
+    definition says (a walk up; above the first checkpoint, the first one below in file order
+    with no change in between), while one index is kept across the appends."""
+    store = SessionStore.create(tmp_path_factory.mktemp("s"), "/work/project")
+    index = CheckpointIndex(store)
+    made = 0
+    for kind, pick in operations:
+        nodes = store.all_nodes()
+        if kind == "branch" and nodes:
+            store.branch(nodes[pick % len(nodes)].id)
+        elif kind == "user":
+            store.append_message(user("u"))
+        elif kind == "reply":
+            store.append_message(assistant("r"))
+        elif kind in ("read", "write"):
+            store.append_message(assistant("calling", [(f"c{pick}", kind)]))
+            store.append_message(result(f"c{pick}", kind))
+        elif kind == "checkpoint":
+            made += 1
+            checkpoint(store, "0123456789abcdef"[made % 16], "after-run")
+        if store.leaf_id is not None:
+            state = index.state_at(store.leaf_id)
+            got = (state.checkpoint.entry_id, state.exact) if state else None
+            assert got == _walked(store, store.leaf_id)
+    fresh = CheckpointIndex(store)
+    for node in store.all_nodes():
+        state = fresh.state_at(node.id)
+        got = (state.checkpoint.entry_id, state.exact) if state else None
+        assert got == _walked(store, node.id), node.id
+    root = fresh.state_at(None)
+    expected = None
+    for ref in fresh.all():
+        cur = store.node(ref.entry_id).parent
+        while cur is not None and not changes_files(store, cur):
+            cur = cur.parent
+        if cur is None:
+            expected = ref.entry_id
+            break
+    assert (root.checkpoint.entry_id if root else None) == expected

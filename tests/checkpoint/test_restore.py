@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 from support.folders import OpenStore, picture, tree_bytes, write
 
 from pitui.checkpoint import restore as restore_module
-from pitui.checkpoint.restore import RestoreRefused, preview, restore
+from pitui.checkpoint.restore import RestoreFailed, RestoreRefused, preview, restore
 from pitui.checkpoint.settings import CheckpointSettings
 from pitui.checkpoint.store import CheckpointStore
 
@@ -102,13 +103,100 @@ def test_unsaved_files_are_never_overwritten_or_deleted(
     # Now report.txt is too large to save, and an ignored folder sits where a file was.
     write(project, {"report.txt": "R" * 500, ".gitignore": "notes/\n", "notes/b.md": "b"})
     plan = preview(store, target)
-    kept = {k.path: k.reason for k in plan.kept}
+    kept = {k.path: k.reason for k in plan.not_restorable}
     assert "report.txt" in kept
     result = restore(store, target, namespace="s")
     assert (project / "report.txt").read_text() == "R" * 500
     assert (project / "notes" / "b.md").read_text() == "b"
     assert not (project / ".gitignore").exists()
     assert {k.path for k in result.kept} >= {"report.txt"}
+
+
+def test_what_the_target_never_saved_is_neither_deleted_nor_overwritten(
+    project: Path, open_store: OpenStore
+) -> None:
+    """The issue's case: files over the size limit at the target were not saved; the agent
+    shrank them to 1 byte, added an ignored file's rule away, and a nested repository and a
+    submodule sit in the folder. Restoring leaves every one of them as it is and lists it as
+    not restorable; what the target did save comes back."""
+    git = ["git", "-c", "user.name=u", "-c", "user.email=u@x"]
+    write(project, {"app.py": "v1\n", ".gitignore": "*.log\n", "debug.log": "log at target\n"})
+    (project / "big.bin").write_bytes(b"B" * 3000)
+    (project / "mid.csv").write_bytes(b"M" * 2500)
+    write(project, {"vendor/lib/x.c": "nested at target\n"})
+    subprocess.run(["git", "init", "-q", str(project / "vendor" / "lib")], check=True)
+    sub_source = project.parent / "sub-source"
+    write(sub_source, {"s.txt": "submodule\n"})
+    subprocess.run(["git", "init", "-q", str(sub_source)], check=True)
+    subprocess.run([*git, "-C", str(sub_source), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(sub_source), "commit", "-qm", "s"], check=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(
+        [
+            *git,
+            "-C",
+            str(project),
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            str(sub_source),
+            "modules/sub",
+        ],
+        check=True,
+    )
+    store = open_store(max_file_size=2048)
+    target = store.capture("s")
+    assert {s.path for s in target.skipped} == {"big.bin", "mid.csv", "vendor/lib", "modules/sub"}
+    # The run: shrinks the big files (now small enough to be saved), drops the ignore rule,
+    # edits app.py, and turns the nested repository into a plain folder.
+    (project / "big.bin").write_bytes(b"b")
+    (project / "mid.csv").write_bytes(b"m")
+    write(project, {".gitignore": "", "app.py": "v2\n", "debug.log": "log now\n"})
+    shutil.rmtree(project / "vendor" / "lib" / ".git")
+    write(project, {"vendor/lib/x.c": "plain folder now\n", "modules/sub/s.txt": "edited\n"})
+    plan = preview(store, target.commit)
+    not_restorable = {k.path: k.reason for k in plan.not_restorable}
+    assert not_restorable == {
+        "big.bin": "not saved at that point: larger than 2 KB",
+        "mid.csv": "not saved at that point: larger than 2 KB",
+        "debug.log": "ignored at that point, so not saved there",
+        "vendor/lib/x.c": "not saved at that point: a nested git repository",
+        "modules/sub": "not saved at that point: a nested git repository",
+    }
+    assert {(c.path, c.status) for c in plan.changes} == {("app.py", "M"), (".gitignore", "M")}
+    result = restore(store, target.commit, namespace="s")
+    assert (project / "app.py").read_text() == "v1\n"
+    assert (project / ".gitignore").read_text() == "*.log\n"
+    assert (project / "big.bin").read_bytes() == b"b"
+    assert (project / "mid.csv").read_bytes() == b"m"
+    assert (project / "debug.log").read_text() == "log now\n"
+    assert (project / "vendor" / "lib" / "x.c").read_text() == "plain folder now\n"
+    assert (project / "modules" / "sub" / "s.txt").read_text() == "edited\n"
+    assert result.deleted == []
+    # Redo (forward again) brings back the small versions the pre-restore checkpoint saved.
+    restore(store, result.plan.pre.commit, namespace="s")
+    assert (project / ".gitignore").read_text() == "" and (project / "app.py").read_text() == "v2\n"
+
+
+def test_checkpoints_made_before_their_commits_listed_what_they_left_out(
+    project: Path, open_store: OpenStore
+) -> None:
+    """A checkpoint from an older pitui lists its left-out files only in its session entry:
+    the restore takes them from there."""
+    write(project, {"a.txt": "a"})
+    (project / "big.bin").write_bytes(b"B" * 3000)
+    store = open_store(max_file_size=2048)
+    target = store.capture("s")
+    tree = store.tree_of(target.commit)
+    old_style = store.git.run(["commit-tree", tree, "-m", "pitui checkpoint"]).decode().strip()
+    store.keep("s", [old_style])
+    (project / "big.bin").write_bytes(b"b")
+    assert [c.path for c in preview(store, old_style).changes] == ["big.bin"]  # would delete
+    plan = preview(store, old_style, target_skipped={"big.bin": "larger than 2 KB"})
+    assert plan.changes == []
+    assert [k.path for k in plan.not_restorable] == ["big.bin"]
 
 
 def test_a_preview_that_went_stale_refuses(project: Path, open_store: OpenStore) -> None:
@@ -169,8 +257,12 @@ def test_a_crash_while_staging_leaves_the_old_state(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(restore_module, "_stage", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(RestoreFailed) as failed:
         restore(store, target, namespace="s")
+    assert str(failed.value) == (
+        "The files were not restored: the disk is full; nothing was changed (free some space "
+        "and try again)."
+    )
     assert picture(project) == state
     assert not list((store.folder / "staging").iterdir())
 

@@ -3,12 +3,14 @@
 pitui runs on a pseudo-terminal with a session whose every field holds terminal escapes (OSC
 titles and clipboard writes, CSI in 7-bit and C1 form, DCS, bells, bidi overrides). We read
 everything it writes while the chat, the tree browser, each details tab and the session picker
-show that session, and look for any piece of the hostile text's escapes. Textual's own drawing
+show that session (and a toast: the load warning naming an entry whose id is hostile), and
+look for any piece of the hostile text's escapes. Textual's own drawing
 sequences are allowed; the session's never are.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -22,7 +24,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 import contextlib
 
-from corpus import CASES
+from corpus import CASES, HOSTILE
 
 # Fragments only the session's text can produce (Textual never writes these).
 FORBIDDEN = [
@@ -68,7 +70,16 @@ def test_tui_writes_no_session_escapes_to_the_terminal(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     path = sessions / "2025-01-01T00-00-00-000Z_esc.jsonl"
-    path.write_bytes(CASES["escapes_everywhere"]())
+    header, _, rest = CASES["escapes_everywhere"]().partition(b"\n")
+    # An entry whose id and parent are hostile: the load warning naming them is a toast.
+    orphan = {
+        "type": "message",
+        "id": f"orphan{HOSTILE}",
+        "parentId": f"gone{HOSTILE}",
+        "timestamp": "2025-01-01T00:00:00.500Z",
+        "message": {"role": "user", "content": "orphan", "timestamp": 1},
+    }
+    path.write_bytes(header + b"\n" + json.dumps(orphan).encode() + b"\n" + rest)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),
@@ -116,6 +127,7 @@ def test_tui_writes_no_session_escapes_to_the_terminal(tmp_path: Path) -> None:
         os.waitpid(pid, 0)
         os.close(fd)
     assert len(out) > 10_000, "pitui drew almost nothing"
+    assert b"has a missing parent" in out, "the load warning's toast was not shown"
     for fragment in FORBIDDEN:
         index = out.find(fragment)
         assert index < 0, (

@@ -133,6 +133,82 @@ async def test_a_truncated_file_never_hangs_the_tree_and_a_copy_can_be_saved(
     assert path.stat().st_size == len(jline(HEADER)) + 5  # nothing was written to it
 
 
+def tool_run(path: Path, runs: int = 60) -> None:
+    """A session of runs: prompt, a tool call, its result, a reply (the tree reads the
+    assistant messages' lines to hide text-less ones)."""
+    parts = [jline(HEADER)]
+    parent = None
+    for i in range(runs):
+        for kind in ("u", "a", "r", "d"):
+            entry_id = f"{kind}{i}"
+            if kind == "u":
+                message: dict[str, Any] = {"role": "user", "content": f"q{i} " + "x" * 500}
+            elif kind == "a":
+                call = {"type": "toolCall", "id": f"c{i}", "name": "bash", "arguments": {}}
+                message = {"role": "assistant", "content": [call], "stopReason": "toolUse"}
+            elif kind == "r":
+                message = {
+                    "role": "toolResult",
+                    "toolCallId": f"c{i}",
+                    "toolName": "bash",
+                    "content": [{"type": "text", "text": "out " * 300}],
+                    "isError": False,
+                }
+            else:
+                text = [{"type": "text", "text": f"done {i}"}]
+                message = {"role": "assistant", "content": text, "stopReason": "stop"}
+            message["timestamp"] = 1
+            parts.append(
+                jline(
+                    {
+                        "type": "message",
+                        "id": entry_id,
+                        "parentId": parent,
+                        "timestamp": "2026-01-01T00:00:01.000Z",
+                        "message": message,
+                    }
+                )
+            )
+            parent = entry_id
+    path.write_bytes(b"".join(parts))
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("cut", [0.3, 0.5, 0.9])
+async def test_a_file_cut_short_then_the_tree_opened_is_one_sentence_not_a_crash(
+    tmp_path: Path, cut: float
+) -> None:
+    """Another program cuts the open session file in the middle of its entries; the user
+    opens the tree: one sentence and the reopen/save-copy offer (it used to take the app down
+    with a crash dump: the tree read the lines that were gone). The tree stays usable."""
+    path = tmp_path / "s.jsonl"
+    tool_run(path)
+    app = make_app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        with open(path, "r+b") as f:
+            f.truncate(int(path.stat().st_size * cut))
+        await pilot.press("ctrl+t")
+        await wait_for_screen(pilot, FileChangedScreen, 60)
+        sentence = app.store.read_only_reason
+        assert sentence is not None and " was cut short by another program" in sentence
+        assert str(app.screen.query_one("#file-changed-message").render()) == sentence
+        await pilot.press("escape")  # keep viewing, read-only
+        await pilot.pause(0.2)
+        if not isinstance(app.screen, TreeBrowserScreen):
+            # The app's look at the file (once a second) came before the key: open it now.
+            await pilot.press("ctrl+t")
+        await wait_for_screen(pilot, TreeBrowserScreen, 60)
+        await pilot.press("home", "down", "down", "end", "up")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, TreeBrowserScreen)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        await pilot.press("ctrl+t")
+        await wait_for_screen(pilot, TreeBrowserScreen, 60)
+    assert app.return_code in (None, 0)
+
+
 @pytest.mark.timeout(60)
 async def test_a_deleted_file_can_be_saved_back(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"

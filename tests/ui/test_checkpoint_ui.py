@@ -460,3 +460,190 @@ async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
         await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
         texts = [m for m in app.store.project().messages if m["role"] == "assistant"]
         assert texts[-1]["content"][0]["text"] == "Second answer."
+
+
+async def test_edit_and_resubmit_of_the_first_prompt_restores_its_files(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The README's walk-through on a new session: the first prompt's run changes five files
+    (edit, write, sed -i, rm, echo >); editing and resubmitting that prompt from the tree
+    offers the files from before it, and the second attempt runs on them."""
+    from support.llm_server import tool_calls
+
+    project = tmp_path / "project"
+    write(project, {"app.py": "v1\n", "data.txt": "d1\n", "old.txt": "o\n", "log.txt": "l\n"})
+    before = picture(project)
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    llm.script(
+        tool_calls(
+            [
+                ("edit", {"path": "app.py", "edits": [{"oldText": "v1", "newText": "v2"}]}),
+                ("write", {"path": "new.py", "content": "x = 1\n"}),
+                ("bash", {"command": "sed -i s/d1/d2/ data.txt && rm old.txt && echo 2 > log.txt"}),
+            ]
+        ),
+        text("Done."),
+        text("Second attempt."),
+    )
+    merged = Settings.from_dict(
+        {"ui": {"cursorBlink": False}, "branchSummary": {"skipPrompt": True}}
+    )
+
+    def factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=project,
+            model="openai/test-model",
+            api_base=f"{llm.url}/v1",
+            settings=merged,
+            workspace=Workspace(read_workspace_settings(merged), project),
+        )
+
+    app = PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"change five files", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 2)
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        await wait_for(pilot, lambda: not (project / "old.txt").exists())
+        tree = await open_tree(pilot)
+        first = next(n for n in app.store.path_to() if n.role == "user")
+        await go_to(pilot, tree, first.id)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
+        prompt = app.screen
+        assert isinstance(prompt, RestorePrompt)
+        assert [row.split("  ")[0] for row in listed_files(prompt)] == [
+            "M app.py",
+            "M data.txt",
+            "M log.txt",
+            "D new.py",
+            "A old.txt",
+        ]
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
+        await wait_for(pilot, lambda: picture(project) == before)
+        assert app.store.leaf_id == first.parent_id
+        editor = app.screen.query_one(PromptEditor)
+        await wait_for(pilot, lambda: editor.text == "change five files")
+        await pilot.press(*" again", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 3)
+        await wait_for(pilot, lambda: app.agent is not None and not app.agent.running)
+        assert picture(project) == before  # the second attempt ran on the original files
+
+
+async def test_a_move_the_files_cannot_follow_says_why(tmp_path: Path) -> None:
+    """A point no checkpoint records (files changed there before pitui's first checkpoint):
+    the conversation moves and one sentence says the files stay."""
+    project = tmp_path / "project"
+    write(project, {"app.py": "v1\n"})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    workspace = workspace_for(project)
+    workspace.attach_store(store)
+    first = store.append_message(message("user", "in pi"))
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "…"}}
+    store.append_message(
+        {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
+    )
+    write(project, {"app.py": "v2\n"})
+    store.append_message(message("toolResult", "ok", toolCallId="c1", toolName="bash"))
+    store.append_message(message("assistant", "Done.", stopReason="stop"))
+    assert await workspace.checkpoint("after-run") is not None
+    path = store.path
+    assert path is not None
+    store.close()
+    app = make_app(path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await go_to(pilot, tree, first)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
+        sentence = "No file checkpoint records that point, so only the conversation moves."
+        await wait_for(pilot, lambda: sentence in [str(n.message) for n in app._notifications])
+        assert (project / "app.py").read_text() == "v2\n"
+
+
+async def test_the_folder_is_captured_as_the_session_opens(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The first capture of a folder (seconds on a big one) starts in a thread once the first
+    frame is shown, before any prompt: the agent's first change then finds the store's index
+    warm. Nothing is written to the session for it."""
+    from pitui.checkpoint.store import store_folder_for
+    from pitui.config.paths import state_dir
+
+    project = tmp_path / "project"
+    write(project, {f"src/f{i}.py": f"x = {i}\n" for i in range(200)})
+    store = SessionStore.create(tmp_path / "sessions", str(project))
+    merged = Settings.from_dict({"ui": {"cursorBlink": False}})
+
+    def factory(s: SessionStore) -> AgentSession:
+        return AgentSession(
+            s,
+            cwd=project,
+            model="openai/test-model",
+            api_base=f"{llm.url}/v1",
+            settings=merged,
+            workspace=Workspace(read_workspace_settings(merged), project),
+        )
+
+    folder = store_folder_for(project, state_dir() / "checkpoints")
+    app = PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: (folder / "last").exists())
+        assert llm.requests == [] and app.store.entry_count == 0
+        assert (folder / "index").stat().st_size > 0
+
+
+async def test_the_restore_prompt_lists_what_cannot_be_restored(tmp_path: Path) -> None:
+    """A file too large to save at the target, shrunk since, and a name full of escapes: the
+    dialog lists them as not restorable (inert text), and the restore leaves them."""
+    project = tmp_path / "p"
+    hostile = HOSTILE.replace("/", "_") + ".bin"
+    write(project, {"app.py": "v1\n"})
+    (project / "big.bin").write_bytes(b"B" * 5000)
+    (project / hostile).write_bytes(b"H" * 5000)
+    store = SessionStore.create(tmp_path / "s", str(project))
+    workspace = workspace_for(project, {"checkpoint": {"maxFileSizeMB": 0.001}})
+    workspace.attach_store(store)
+    store.append_message(message("user", "x"))
+    target = await workspace.checkpoint("before-change")
+    assert target is not None
+    (project / "big.bin").write_bytes(b"b")
+    (project / hostile).write_bytes(b"h")
+    write(project, {"app.py": "v2\n"})
+    store.append_message(message("assistant", "done", stopReason="stop"))
+    await workspace.checkpoint("after-run")
+    preview = await workspace.preview_move(target.parent_id)
+    assert [c.path for c in preview.plan.changes] == ["app.py"]  # type: ignore[union-attr]
+    harness = Harness(RestorePrompt(preview))
+    async with harness.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
+        shown = str(harness.screen.query_one("#restore-not-restorable", Static).render())
+        await pilot.press("r")
+        await pilot.pause()
+    assert shown.startswith("Not restorable, left as they are: ")
+    assert "big.bin (not saved at that point: larger than 1 KB)" in shown
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "[bold]x[_] [x[0]] red.bin (not saved at that point: larger than 1 KB)" in shown
+    assert harness.result == RestoreChoice(True, "refuse")
+    await workspace.save_before_restore(preview)
+    result = await workspace.restore_files(preview)
+    assert (project / "app.py").read_text() == "v1\n"
+    assert (project / "big.bin").read_bytes() == b"b" and (project / hostile).read_bytes() == b"h"
+    assert {k.path for k in result.kept} == {"big.bin", hostile}
+
+
+async def test_the_always_answer_of_a_destructive_command_names_only_that_command(
+    tmp_path: Path,
+) -> None:
+    request = build_request("bash", "call_1", {"command": "rm -rf build"}, tmp_path, ("rm",))
+    harness = Harness(ApprovalPrompt(request))
+    async with harness.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: screen_up(harness, ApprovalPrompt))
+        options = harness.screen.query_one("#approval-options", OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        await pilot.press("p")
+        await pilot.pause()
+    assert "p  Always allow exactly this command (it deletes, overwrites or runs others)" in labels
+    assert not any("matching rm" in label for label in labels)
+    assert harness.result == "prefix"

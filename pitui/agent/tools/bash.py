@@ -13,8 +13,9 @@ The command's environment is pitui's without credential variables (see
 :mod:`pitui.agent.tools.environment`).
 
 Output is streamed. Up to 2000 lines / 50 KB it is kept whole; beyond that the full output goes
-to a file (mode 0600) in ``ctx.output_dir`` as it arrives, and only the first 20% and the last 80%
-of the budget are kept in memory, joined by ``... [N lines truncated] ...``. The folder is
+to a file (mode 0600, keys redacted as in the result) in ``ctx.output_dir`` as it arrives, and
+only the first 20% and the last 80% of the budget are kept in memory, joined by
+``... [N lines truncated] ...``. The folder is
 created (mode 0700) only when the first output is saved; the session's folder in the temp dir
 (:func:`new_output_dir`) is removed at exit when it is empty (:func:`remove_empty_output_dirs`).
 Each piece read is also passed to ``ctx.on_output`` (the agent shows it live). When the command
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pitui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult
-from pitui.agent.tools.environment import tool_environment
+from pitui.agent.tools.environment import Redactor, tool_environment
 from pitui.private import ensure_private_folder
 
 log = logging.getLogger(__name__)
@@ -121,8 +122,11 @@ class OutputWindow:
         max_bytes: int = MAX_BYTES,
         head_share: float = HEAD_SHARE,
         file_prefix: str = "bash-",
+        redactor: Redactor | None = None,
     ) -> None:
         self.output_dir = output_dir
+        # Keys are redacted from the full-output file as from the tool result.
+        self._redact = redactor.byte_stream() if redactor else None
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self.head_lines = max(1, int(max_lines * head_share))
@@ -189,6 +193,8 @@ class OutputWindow:
     def _write(self, data: bytes) -> None:
         if self._file is None:
             return
+        if self._redact is not None:
+            data = self._redact.feed(data)
         try:
             self._file.write(data)
         except OSError as exc:
@@ -203,6 +209,8 @@ class OutputWindow:
         """Flush and close the full-output file (kept on disk)."""
         if self._file is not None:
             try:
+                if self._redact is not None:
+                    self._file.write(self._redact.flush())
                 self._file.close()
             except OSError as exc:
                 self.save_error = exc.strerror or str(exc)
@@ -457,6 +465,7 @@ async def run_command(
     on_output: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
     on_cancel: Callable[[CommandResult], None] | None = None,
+    redactor: Redactor | None = None,
 ) -> CommandResult:
     """Run ``command`` with ``bash -c`` (see the module docstring); never leaves it running.
 
@@ -472,7 +481,7 @@ async def run_command(
     proc = await _spawn(command, cwd, env)
     _running_groups.add(proc.pid)
     try:
-        return await _supervise(proc, output_dir, timeout, on_output, on_cancel)
+        return await _supervise(proc, output_dir, timeout, on_output, on_cancel, redactor)
     finally:
         if proc.returncode is not None and not group_alive(proc.pid):
             _running_groups.discard(proc.pid)
@@ -484,9 +493,10 @@ async def _supervise(
     timeout: float | None,
     on_output: Callable[[str], None] | None,
     on_cancel: Callable[[CommandResult], None] | None = None,
+    redactor: Redactor | None = None,
 ) -> CommandResult:
     assert proc.stdout is not None
-    window = OutputWindow(output_dir)
+    window = OutputWindow(output_dir, redactor=redactor)
     reader = asyncio.create_task(_pump(proc.stdout, window, on_output))
     timed_out = False
     finished = False
@@ -626,6 +636,7 @@ class BashTool(Tool):
             env=ctx.command_env(),
             on_output=ctx.on_output,
             on_cancel=keep_partial,
+            redactor=ctx.redactor(),
         )
         return _tool_result(result, timeout, aborted=False)
 

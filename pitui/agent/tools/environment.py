@@ -111,6 +111,10 @@ class Redactor:
         """A redactor for text that arrives in pieces (a value may be split across two)."""
         return StreamRedactor(self)
 
+    def byte_stream(self) -> ByteStreamRedactor:
+        """:meth:`stream` for raw bytes (a command's output saved to a file as it arrives)."""
+        return ByteStreamRedactor(self)
+
     @property
     def secrets(self) -> list[str]:
         return [secret for secret, _ in self._pairs]
@@ -171,3 +175,35 @@ class StreamRedactor:
                     longest = size
                     break
         return longest
+
+
+class ByteStreamRedactor:
+    """:class:`StreamRedactor` for bytes: each secret's UTF-8 bytes become
+    ``[redacted NAME]``; an end that could start one is held back until the next piece."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._pairs = [
+            (secret.encode("utf-8", "surrogateescape"), f"[redacted {name}]".encode())
+            for secret, name in redactor._pairs
+        ]
+        self._held = b""
+
+    def feed(self, data: bytes) -> bytes:
+        if not self._pairs:
+            return data
+        data = self._held + data
+        for secret, mark in self._pairs:
+            if secret in data:
+                data = data.replace(secret, mark)
+        hold = 0
+        for secret, _ in self._pairs:
+            for size in range(min(len(secret) - 1, len(data)), hold, -1):
+                if data.endswith(secret[:size]):
+                    hold = size
+                    break
+        self._held = data[len(data) - hold :] if hold else b""
+        return data[: len(data) - hold]
+
+    def flush(self) -> bytes:
+        held, self._held = self._held, b""
+        return held

@@ -3,7 +3,9 @@
 :func:`replace_file` writes the new bytes to a temp file in the target's own folder, fsyncs it,
 gives it the target's mode (and owner, where the process may), renames it over the target and
 fsyncs the folder. A kill, a full disk or a crash at any moment leaves either the old content or
-the new one, never a truncated file; on failure the temp file is removed.
+the new one, never a truncated file; on failure the temp file is removed. A temp file a killed
+pitui left (``.NAME.PID-RANDOM.pitui-tmp``) is removed by the next write of that file and by
+the next file checkpoint of the folder (:func:`pitui.files.remove_stale_temps`).
 
 - A symlink is written through: its final target gets the new content, the link stays a link.
 - A file with several hard links is rewritten in place (a rename would silently split it from
@@ -22,9 +24,14 @@ import stat
 import tempfile
 from pathlib import Path
 
-from pitui.files import NotRegularFileError, file_kind
-
-_TEMP_SUFFIX = ".pitui-tmp"
+from pitui.files import (
+    TEMP_SUFFIX,
+    NotRegularFileError,
+    file_kind,
+    remove_stale_temps,
+    short_name,
+    temp_prefix,
+)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -56,11 +63,6 @@ def _fsync_folder(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def _short(name: str) -> str:
-    """At most 80 bytes of ``name`` (the temp file's name must fit the 255-byte limit)."""
-    return os.fsdecode(os.fsencode(name)[:80]).encode("utf-8", "ignore").decode("utf-8", "ignore")
 
 
 def write_target(path: Path) -> Path:
@@ -95,9 +97,11 @@ def replace_file(path: Path, data: bytes) -> Path:
     if old is not None and old.st_nlink > 1:
         _write_in_place(target, data)
         return target
+    # What a write of this file that was killed half way left here goes first.
+    remove_stale_temps(target.parent, short_name(target.name))
     try:
         fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{_short(target.name)}.", suffix=_TEMP_SUFFIX, dir=target.parent
+            prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX, dir=target.parent
         )
     except PermissionError:
         if old is None:

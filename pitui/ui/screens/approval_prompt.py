@@ -1,7 +1,8 @@
 """``ApprovalPrompt``: approval mode ``ask`` asks before a write, an edit or a command.
 
 Shows the command (bash) or the diff the call would make (write, edit), and dismisses with the
-answer: ``y`` yes, ``n`` no (also Esc), ``p`` always for this command prefix (or this file),
+answer: ``y`` yes, ``n`` no (also Esc), ``p`` always for this command prefix (or this file;
+for a destructive command, exactly this command),
 ``s`` always for this tool in this session. :func:`asker_for` turns it into the workspace's
 asker (the agent awaits the answer; the app stays responsive meanwhile).
 """
@@ -109,7 +110,9 @@ class ApprovalPrompt(ModalScreen[Answer]):
                 Option(Content("n  No (the model is told you declined)"), id="no"),
             ]
             if request.prefix_rule:
-                if request.tool == "bash":
+                if request.exact:
+                    rule = "exactly this command (it deletes, overwrites or runs others)"
+                elif request.tool == "bash":
                     rule = f"commands matching {clean(request.prefix_rule)}"
                 else:
                     rule = f"{request.tool} of {clean(request.prefix_rule)}"

@@ -25,9 +25,16 @@ from textual.widgets.option_list import Option
 
 from pitui.agent.workspace import MovePreview
 from pitui.checkpoint.diff import summary_text
-from pitui.checkpoint.restore import OutsidePolicy
+from pitui.checkpoint.restore import Kept, OutsidePolicy
 from pitui.checkpoint.store import display_path
 from pitui.ui.widgets.files_view import FilesView, clean
+
+
+def not_restorable_text(paths: list[Kept], shown: int = 4) -> str:
+    """``Not restorable, left as they are: big.bin (…); …`` (names made inert)."""
+    listed = "; ".join(f"{clean(display_path(k.path))} ({clean(k.reason)})" for k in paths[:shown])
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return f"Not restorable, left as they are: {listed}{more}."
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,12 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
                 )
                 more = f" and {len(plan.kept) - 4} more" if len(plan.kept) > 4 else ""
                 yield Static(Content(f"Left as they are: {kept}{more}."), classes="-note")
+            if plan.not_restorable:
+                yield Static(
+                    Content(not_restorable_text(plan.not_restorable)),
+                    classes="-warning",
+                    id="restore-not-restorable",
+                )
             yield FilesView(self.preview.diffs, self.flagged, id="restore-files")
             yield OptionList(*self._main_options(), id="restore-options")
             yield Static(

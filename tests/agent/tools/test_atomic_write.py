@@ -161,6 +161,7 @@ def test_kill_9_mid_write_leaves_the_old_or_the_new_content(tmp_path: Path) -> N
     target.write_bytes(initial)
     allowed = {initial, *contents}
     rng = random.Random(12)
+    left_behind = 0
     for _ in range(KILLS):
         read_end, write_end = os.pipe()
         pid = os.fork()
@@ -178,9 +179,44 @@ def test_kill_9_mid_write_leaves_the_old_or_the_new_content(tmp_path: Path) -> N
         os.waitpid(pid, 0)
         data = target.read_bytes()
         assert data in allowed, f"a torn file of {len(data)} bytes"
-        for name in leftovers(tmp_path):  # a killed writer may leave its temp file, never more
-            (tmp_path / name).unlink()
+        # A killed writer may leave its temp file, never more: the next write removes it.
+        left = leftovers(tmp_path)
+        assert len(left) <= 1, left
+        left_behind += len(left)
+    assert left_behind >= 3  # the clean-up was really exercised
+    write_text_file(target, b"after the kills\n")
     assert sorted(os.listdir(tmp_path)) == ["big.txt"]
+    assert target.read_text() == "after the kills\n"
+
+
+def test_a_checkpoint_removes_temp_files_killed_writes_left_and_saves_none(
+    tmp_path: Path,
+) -> None:
+    """Temp files of killed atomic writes anywhere in the folder (a dead process's, one of
+    an older pitui untouched for long) are removed by the next file checkpoint; a running
+    write's temp file stays, and none is ever saved in a checkpoint."""
+    from pitui.checkpoint.settings import CheckpointSettings
+    from pitui.checkpoint.store import CheckpointStore
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("x\n")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - a process that exits at once: its pid is then free
+        os._exit(0)
+    os.waitpid(pid, 0)
+    dead = project / "src" / f".app.py.{pid}-a1b2c3d4.pitui-tmp"
+    old_style = project / ".notes.md.zz9_ab12.pitui-tmp"
+    running = project / "src" / f".app.py.{os.getpid()}-e5f6g7h8.pitui-tmp"
+    for temp in (dead, old_style, running):
+        temp.write_text("half written")
+    hour_ago = time.time() - 3600
+    os.utime(old_style, (hour_ago, hour_ago))
+    store = CheckpointStore.open(project, CheckpointSettings(), tmp_path / "state")
+    capture = store.capture("s")
+    assert not dead.exists() and not old_style.exists()
+    assert running.exists()
+    assert set(store.files(capture.commit)) == {"src/app.py"}
 
 
 async def test_a_long_file_name_still_gets_a_temp_file(ctx: ToolContext) -> None:

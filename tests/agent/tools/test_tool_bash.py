@@ -362,3 +362,39 @@ async def test_a_planted_output_folder_is_refused(tmp_path: Path) -> None:
     result = await bash(ToolContext(cwd=tmp_path, output_dir=planted), "seq 1 100000")
     assert "[Output truncated. The full output could not be saved: " in result.text
     assert list(elsewhere.iterdir()) == []
+
+
+async def test_keys_are_redacted_in_the_full_output_file_as_in_the_result(
+    ctx: ToolContext,
+) -> None:
+    """A long output that prints the key (here handed to the command on purpose): the saved
+    full output holds the redaction mark, never the key, even where a key is split between
+    two reads of the pipe."""
+    secret = "sk-live-" + "7" * 40
+    ctx.secrets = {secret: "OPENAI_API_KEY"}
+    ctx.env = {"PATH": os.environ.get("PATH", ""), "THE_KEY": secret}
+    command = 'for i in $(seq 4000); do printf "line %05d %s\\n" "$i" "$THE_KEY"; done'
+    result = await bash(ctx, command)
+    assert result.details is not None and result.details["truncated"] is True
+    data = Path(result.details["fullOutputPath"]).read_bytes()
+    assert secret.encode() not in data and b"sk-live-" not in data
+    assert data.count(b"[redacted OPENAI_API_KEY]") == 4000
+    assert data.count(b"\n") == 4000
+    assert secret not in result.text and "[redacted OPENAI_API_KEY]" in result.text
+
+
+def test_the_full_output_redaction_catches_a_key_split_across_pieces(tmp_path: Path) -> None:
+    from pitui.agent.tools.bash import OutputWindow
+    from pitui.agent.tools.environment import Redactor
+
+    secret = "ghp_" + "x" * 36
+    window = OutputWindow(
+        tmp_path, max_lines=2, max_bytes=64, redactor=Redactor({secret: "GITHUB_TOKEN"})
+    )
+    stream = (b"start\n" * 5 + b"token=" + secret.encode() + b"\n") * 3 + b"end " + b"ghp_"
+    for i in range(0, len(stream), 7):  # pieces that cut the key anywhere
+        window.feed(stream[i : i + 7])
+    window.close()
+    assert window.full_output_path is not None
+    data = window.full_output_path.read_bytes()
+    assert data == stream.replace(secret.encode(), b"[redacted GITHUB_TOKEN]")
