@@ -70,7 +70,7 @@ class Event:
     @classmethod
     def parse(cls, raw: bytes) -> Event:
         if raw.startswith(b"data: {") and raw.endswith(b"}\n\n") and raw.count(b"\n") == 2:
-            return cls(raw, None, _json(raw[6:-2]))  # the common case: one line of JSON
+            return cls(raw, None, decode_json(raw[6:-2]))  # the common case: one line of JSON
         name: str | None = None
         data: list[bytes] = []
         for line in raw.splitlines():
@@ -82,7 +82,7 @@ class Event:
                 return cls(raw)  # id:, retry: or anything unknown: kept as it is
         if len(data) != 1 or not data[0].startswith(b"{"):
             return cls(raw)
-        return cls(raw, name, _json(data[0]))
+        return cls(raw, name, decode_json(data[0]))
 
     def encode(self) -> bytes:
         head = f"event: {self.name}\n" if self.name is not None else ""
@@ -94,7 +94,7 @@ class Event:
             return f"{head}data: {text}\n\n".encode()
 
 
-def _json(data: bytes) -> Any:
+def decode_json(data: str | bytes) -> Any:
     """The JSON value of ``data`` (None when it is not JSON). msgspec decodes an event in a
     fraction of what json takes; json reads what msgspec refuses (NaN, huge numbers)."""
     try:
@@ -252,7 +252,7 @@ class _Run:
         self.match = _template(event.raw, parts[1], parts[2])
 
     def _text(self) -> str:
-        text = _json(b'"' + b"".join(self.texts) + b'"')
+        text = decode_json(b'"' + b"".join(self.texts) + b'"')
         assert isinstance(text, str)
         return text
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import socket
@@ -26,14 +25,13 @@ import httpx
 import msgspec
 
 from pitui.llm.call import CONNECT_TIMEOUT, IDLE_TIMEOUT
-from pitui.llm.coalesce import coalesce_stream
+from pitui.llm.coalesce import coalesce_stream, decode_json
 from pitui.llm.errors import ProviderError, body_message, parse_retry_after
 
 ERROR_BODY_LIMIT = 256 * 1024
 """Bytes of an error response read for its message."""
 KEEPALIVE_SECONDS = 30.0
 
-_decode = msgspec.json.Decoder().decode
 _client: httpx.AsyncClient | None = None
 _tls_context: ssl.SSLContext | None = None
 _client_lock = threading.RLock()
@@ -120,18 +118,6 @@ def _warm_up() -> None:
 
 def encode_body(body: dict[str, Any]) -> bytes:
     return msgspec.json.encode(body)
-
-
-def decode_json(data: str | bytes) -> Any:
-    """A JSON value (None when it is not JSON); msgspec first, json for what it refuses."""
-    try:
-        return _decode(data)
-    except (msgspec.DecodeError, ValueError):
-        pass
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
 
 
 def _host(url: str) -> str:

@@ -11,23 +11,16 @@ shows the session's latest prompt are what the first frame waited for.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import pty
 import re
-import select
-import signal
-import struct
 import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
 from support.fixtures import copy_fixture
+from support.pty_program import PtyProgram
 
 from pitui.ui.after_first_frame import DEFERRED
 
@@ -141,9 +134,6 @@ def test_the_import_log_sees_a_lazy_heavy_import(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ the TUI's first frame
 
 LATEST = "Latest prompt zqfirstframe"
-_ESCAPES = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|.)"
-)
 
 
 def _with_latest_prompt(session: Path) -> None:
@@ -190,10 +180,6 @@ def _with_latest_prompt(session: Path) -> None:
 _LOGGED = re.compile(r"import time: +-?\d+ \| +-?\d+ \| *([\w.]+)")
 
 
-def _screen_text(raw: bytes) -> str:
-    return _ESCAPES.sub("", raw.decode("utf-8", "replace"))
-
-
 def logged_modules(output: str) -> set[str]:
     """Module names in ``-X importtime`` lines anywhere in a terminal's output (once the app
     runs, a line may follow screen output without a line break)."""
@@ -217,45 +203,18 @@ def run_tui_to_first_frame(session: Path, cwd: Path, after: tuple[str, ...]) -> 
     }
     for name in ("PITUI_SESSION_DIR", "TEXTUAL_DRIVER", "TEXTUAL"):
         env.pop(name, None)
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     argv = [sys.executable, "-X", "importtime", "-m", "pitui", "--session", str(session)]
     argv += ["--cwd", str(cwd), "--model", "openai/test-model", "--session-dir", str(cwd / "s")]
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
+
+    def done(text: str) -> bool:
+        at = text.find(LATEST)
+        return at >= 0 and set(after) <= logged_modules(text[at:])
+
     # One stream, split where the latest prompt first shows: split at a read's end instead, a
     # log line cut in two by it would be in neither part.
-    output = b""
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if not ready:
-                if process.poll() is not None:
-                    break
-                continue
-            try:
-                output += os.read(master, 65536)
-            except OSError:  # the program ended (EIO)
-                break
-            text = _screen_text(output)
-            at = text.find(LATEST)
-            if at >= 0 and set(after) <= logged_modules(text[at:]):
-                break
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        os.close(master)
-    text = _screen_text(output)
+    with PtyProgram(argv, env, cwd) as tui:
+        tui.read_until(done, 90)
+        text = tui.text
     at = text.find(LATEST)
     assert at >= 0, f"the latest prompt never showed; the program printed: {text[-2000:]}"
     return text[: at + len(LATEST)], text[at:]

@@ -6,17 +6,8 @@ imported anywhere in the process (a lazy import in a thread included)."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import pty
-import select
-import signal
-import struct
 import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +18,8 @@ from support.providers import gemini as gemini_api
 from support.providers import openai_responses as responses_api
 from support.providers import openrouter as openrouter_api
 from support.providers.loops import ANSWER, LOOPS
-from test_headless_imports import _screen_text, imported_modules, logged_modules
+from support.pty_program import PtyProgram
+from test_headless_imports import imported_modules, logged_modules
 
 LITELLM = ("litellm", "openai")
 
@@ -124,54 +116,16 @@ def test_the_tui_sends_a_prompt_and_shows_the_reply_without_litellm(
     env.update(TERM="xterm-256color", HOME=str(tmp_path / "home"))
     for name in ("TEXTUAL_DRIVER", "TEXTUAL"):
         env.pop(name, None)
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     argv = [sys.executable, "-X", "importtime", "-m", "pitui", "--model", "openai/test-model"]
     argv += ["--api-base", f"{llm.url}/v1", "--session-dir", str(tmp_path / "s")]
-    process = subprocess.Popen(
-        argv,
-        cwd=tmp_path,
-        env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
-    output = b""
-
-    def read_until(marker: str, seconds: float) -> bool:
-        nonlocal output
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    output += os.read(master, 65536)
-                except OSError:
-                    return False
-                if marker in _screen_text(output):
-                    return True
-            elif process.poll() is not None:
-                return False
-        return False
-
-    try:
-        assert read_until("Ask anything", 90), _screen_text(output)[-2000:]  # the editor is up
-        os.write(master, b"hello there")
-        assert read_until("hello there", 30), _screen_text(output)[-2000:]
-        os.write(master, b"\r")  # a read of its own (the echo came first)
-        assert read_until("zqtuinative", 60), _screen_text(output)[-3000:]
-        time.sleep(0.5)  # anything imported as the reply ends is logged too
-        with contextlib.suppress(OSError):
-            while select.select([master], [], [], 0.2)[0]:
-                output += os.read(master, 65536)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        os.close(master)
-    modules = logged_modules(_screen_text(output))
+    with PtyProgram(argv, env, tmp_path) as tui:
+        assert tui.read_until("Ask anything", 90), tui.text[-2000:]  # the editor is up
+        tui.write(b"hello there")
+        assert tui.read_until("hello there", 30), tui.text[-2000:]
+        tui.write(b"\r")
+        assert tui.read_until("zqtuinative", 60), tui.text[-3000:]
+        tui.drain(0.5)  # anything imported as the reply ends is logged too
+        modules = logged_modules(tui.text)
     assert "pitui.llm.apis.openai_completions" in modules
     assert litellm_modules(modules) == []
     assert llm.last.body["messages"][-1]["content"] == "hello there"

@@ -60,7 +60,7 @@ def rename_call(call_id: str) -> str:
     return f"{joined[: MAX_CALL_ID - len(digest) - 1]}_{digest}"
 
 
-def _user_content(content: Any) -> str | list[dict[str, Any]]:
+def user_content(content: Any) -> str | list[dict[str, Any]]:
     """A user message: a string stays a string; blocks become content parts (text only:
     joined into one string)."""
     if isinstance(content, str):
@@ -162,7 +162,7 @@ def messages(call: Call) -> list[dict[str, Any]]:
         if role == "assistant":
             out.append(_assistant(message, call))
         else:
-            out.append({"role": "user", "content": _user_content(message.get("content"))})
+            out.append({"role": "user", "content": user_content(message.get("content"))})
     flush_images()
     return out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pitui.llm.apis.openai_completions import user_content
 from pitui.llm.call import data_url
 from pitui.llm.context import Context
 from pitui.llm.routes import Route
@@ -29,22 +30,6 @@ def family(target: Route) -> str:
     if target.provider == "ollama":
         return "ollama"
     return "chat"
-
-
-def _user_parts(content: Any) -> str | list[dict[str, Any]]:
-    if isinstance(content, str):
-        return content
-    parts: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append({"type": "text", "text": block["text"]})
-        elif block.get("type") == "image" and isinstance(block.get("data"), str):
-            parts.append({"type": "image_url", "image_url": {"url": data_url(block)}})
-    if all(p["type"] == "text" for p in parts):
-        return "\n".join(p["text"] for p in parts)
-    return parts
 
 
 def _signed_block(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -135,7 +120,7 @@ def to_litellm_messages(context: Context, target: Route) -> list[dict[str, Any]]
         if role == "assistant":
             out.append(_assistant(message, kind))
         else:
-            out.append({"role": "user", "content": _user_parts(message.get("content"))})
+            out.append({"role": "user", "content": user_content(message.get("content"))})
     flush_images()
     return out
 
