@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.actions import ActionParseResult
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -38,6 +39,7 @@ from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
 from pitui.ui.compositor import paint_only_what_changed
+from pitui.ui.key_routing import KeyRouter
 from pitui.ui.keys import answer_lone_escape, teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
@@ -89,6 +91,8 @@ class PituiApp(App[int]):
         self.open_picker = open_picker
         self.agent_factory = agent_factory
         self.errors = ErrorBoundary(self, log_path or log_file())
+        self.key_router = KeyRouter(self)
+        """Keys in the order they came, type-ahead kept out of dialogs (issue 30, 29)."""
         self.ask_missing_cwd = ask_missing_cwd
         """Ask where to work when a session's own directory is gone (``pitui`` does, unless
         the user said where with ``--cwd``; tests over fixtures from elsewhere do not)."""
@@ -274,6 +278,7 @@ class PituiApp(App[int]):
         self.push_screen(ReadOnlyScreen(freed_sentence(), can_take_over=True))
 
     def on_mount(self) -> None:
+        self.key_router.start()
         self._handle_termination_signals()
         # Another program may append to, replace or delete the file: look once a second.
         self.set_interval(1.0, self._look_at_the_file)
@@ -377,6 +382,17 @@ class PituiApp(App[int]):
         from pitui.ui.screens.main import MainScreen
 
         return MainScreen()
+
+    # ------------------------------------------------------------------ keys
+
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            isinstance(event, events.Key)
+            and not event.is_forwarded
+            and await self.key_router.route(event)
+        ):
+            return
+        await super().on_event(event)
 
     # ------------------------------------------------------------------ the error boundary
 

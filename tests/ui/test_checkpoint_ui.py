@@ -25,6 +25,7 @@ from pitui.config.settings import Settings
 from pitui.session import SessionStore
 from pitui.session.shapes import APPROVAL_TYPE
 from pitui.ui.app import PituiApp
+from pitui.ui.key_routing import TYPING_PAUSE
 from pitui.ui.screens.approval_prompt import ApprovalPrompt
 from pitui.ui.screens.fork_picker import ForkPickerScreen
 from pitui.ui.screens.main import MainScreen
@@ -279,6 +280,7 @@ async def test_ask_mode_shows_the_command_and_runs_it_after_yes(
         await wait_for(pilot, lambda: screen_up(app, ApprovalPrompt))
         shown = str(app.screen.query_one("#approval-preview-text", Static).render())
         assert shown == "$ echo hi > out.txt"
+        await asyncio.sleep(TYPING_PAUSE)  # keys typed on after "go" never answer the dialog
         await pilot.press("y")
         await wait_for(pilot, lambda: screen_up(app, ApprovalPrompt))
         await pilot.press("n")
@@ -381,17 +383,26 @@ async def test_untrusted_names_and_contents_stay_literal(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("key", "answer"),
-    [("y", "yes"), ("n", "no"), ("escape", "no"), ("p", "prefix"), ("s", "session")],
+    ("keys", "answer"),
+    [
+        (["y"], "yes"),
+        (["n"], "no"),
+        (["escape"], "no"),
+        (["alt+p"], "prefix"),
+        (["alt+s"], "session"),
+        (["down", "down", "enter"], "prefix"),  # moved there with the arrows: deliberate
+        # "always" takes a deliberate key: the letters of text choose nothing
+        (["p", "s", "a", "escape"], "no"),
+    ],
 )
-async def test_approval_prompt_answers(tmp_path: Path, key: str, answer: str) -> None:
+async def test_approval_prompt_answers(tmp_path: Path, keys: list[str], answer: str) -> None:
     request = build_request(
         "bash", "call_1", {"command": "git status --short"}, tmp_path, ("git status --short",)
     )
     harness = Harness(ApprovalPrompt(request))
     async with harness.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: screen_up(harness, ApprovalPrompt))
-        await pilot.press(key)
+        await pilot.press(*keys)
         await pilot.pause()
     assert harness.result == answer
 
@@ -404,8 +415,11 @@ def approval_request(tmp_path: Path) -> ApprovalRequest:
     return build_request("edit", "call_1", args, tmp_path, preview_lines("edit", args, tmp_path))
 
 
-def test_approval_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
-    assert snap_compare(Harness(ApprovalPrompt(approval_request(tmp_path))), terminal_size=SIZE)
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_approval_prompt_snapshot(
+    snap_compare: Callable[..., bool], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    assert snap_compare(Harness(ApprovalPrompt(approval_request(tmp_path))), terminal_size=size)
 
 
 def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:

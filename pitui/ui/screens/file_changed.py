@@ -18,6 +18,7 @@ from pitui.errors import UserError
 from pitui.session import SessionStore
 from pitui.session.ids import file_timestamp, now_iso
 from pitui.ui.app_state import UsesApp
+from pitui.ui.key_routing import AnswersByKey
 
 
 def copy_path(path: Path) -> Path:
@@ -27,7 +28,7 @@ def copy_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.copy-{file_timestamp(now_iso())}{path.suffix}")
 
 
-class FileChangedScreen(UsesApp, ModalScreen[None]):
+class FileChangedScreen(AnswersByKey, UsesApp, ModalScreen[None]):
     DEFAULT_CSS: ClassVar[str] = """
     FileChangedScreen { align: center middle; }
     FileChangedScreen > Vertical {

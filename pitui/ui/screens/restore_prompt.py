@@ -27,6 +27,7 @@ from pitui.agent.workspace import MovePreview
 from pitui.checkpoint.diff import summary_text
 from pitui.checkpoint.restore import OutsidePolicy
 from pitui.checkpoint.store import display_path
+from pitui.ui.key_routing import AnswersByKey
 from pitui.ui.widgets.files_view import FilesView, clean
 
 
@@ -39,7 +40,7 @@ class RestoreChoice:
     outside: OutsidePolicy = "refuse"
 
 
-class RestorePrompt(ModalScreen[RestoreChoice | None]):
+class RestorePrompt(AnswersByKey, ModalScreen[RestoreChoice | None]):
     """Ask whether moving to another point should bring the files back too."""
 
     DEFAULT_CSS: ClassVar[str] = """

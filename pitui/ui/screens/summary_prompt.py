@@ -20,6 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pitui.ui.key_routing import AnswersByKey
+
 
 @dataclass(frozen=True)
 class SummaryChoice:
@@ -51,7 +53,7 @@ _DIALOG_CSS = """
 """
 
 
-class SummaryPrompt(ModalScreen[SummaryChoice | None]):
+class SummaryPrompt(AnswersByKey, ModalScreen[SummaryChoice | None]):
     """Ask whether to summarize the branch being left (pi's "Summarize branch?")."""
 
     DEFAULT_CSS: ClassVar[str] = "SummaryPrompt {" + _DIALOG_CSS + "}"
