@@ -121,10 +121,11 @@ class KeyRouter:
 
     def delivered(self, event: events.Key, widget: Widget | None) -> None:
         """``event`` went to ``widget``: text typed into an editor keeps the burst going
-        (moving the cursor, or a shortcut, is not typing)."""
-        if not (event.is_printable or event.key in TYPING_KEYS):
-            return
-        if isinstance(widget, TextArea | Input) and not getattr(widget, "read_only", False):
+        (moving the cursor, or a shortcut, does not); a key for anything else (a list, a
+        dialog) ends it: the user is no longer typing."""
+        if not (isinstance(widget, TextArea | Input) and not getattr(widget, "read_only", 0)):
+            self._editor, self._last_typed = None, -math.inf
+        elif event.is_printable or event.key in TYPING_KEYS:
             self._editor = weakref.ref(widget)
             self._last_typed = event.time
 

@@ -54,17 +54,12 @@ def workspace_of(app: PituiApp) -> Workspace | None:
     return agent.workspace if agent is not None else None
 
 
-async def offer_restore(
-    app: PituiApp,
-    target_id: str,
-    *,
-    fork: bool = False,
-    landing: str | None = None,
-) -> PendingRestore | Cancelled | None:
-    """Ask whether selecting ``target_id`` should restore the files too (see the module doc).
-
-    ``landing`` overrides where the leaf will be (a fork lands before the selected message).
-    """
+async def files_differ(
+    app: PituiApp, target_id: str, *, landing: str | None = None
+) -> MovePreview | None:
+    """What restoring the files of ``target_id`` would change, when they differ from the disk
+    (None: they do not, or there are no checkpoints). ``landing`` overrides where the leaf will
+    be (a fork lands before the selected message)."""
     workspace = workspace_of(app)
     if workspace is None:
         return None
@@ -73,14 +68,33 @@ async def offer_restore(
     if landing == app.store.leaf_id:
         return None
     preview = await workspace.preview_move(landing)
-    if not preview.differs:
+    return preview if preview.differs else None
+
+
+def pending(app: PituiApp, preview: MovePreview, choice: RestoreChoice) -> PendingRestore | None:
+    """The restore to carry out for ``choice`` (None: the conversation only)."""
+    workspace = workspace_of(app)
+    if workspace is None or not choice.files:
+        return None
+    return PendingRestore(workspace, preview, choice)
+
+
+async def offer_restore(
+    app: PituiApp,
+    target_id: str,
+    *,
+    fork: bool = False,
+    landing: str | None = None,
+) -> PendingRestore | Cancelled | None:
+    """Ask whether selecting ``target_id`` should restore the files too (see the module doc).
+    The tree browser asks this and the branch summary in one dialog (its own flow)."""
+    preview = await files_differ(app, target_id, landing=landing)
+    if preview is None:
         return None
     choice = await app.push_screen_wait(RestorePrompt(preview, fork=fork))
     if choice is None:
         return CANCELLED
-    if not choice.files:
-        return None
-    return PendingRestore(workspace, preview, choice)
+    return pending(app, preview, choice)
 
 
 async def save_current_files(pending: PendingRestore | None) -> None:

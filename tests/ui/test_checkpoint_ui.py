@@ -15,7 +15,7 @@ from support.llm_server import ScriptedLLMServer, text, tool_call
 from support.screens import SIZE, screen_up, wait_for
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList, RadioSet, Static
 
 from pitui.agent.approval import ApprovalRequest, build_request
 from pitui.agent.session import AgentSession
@@ -30,6 +30,7 @@ from pitui.ui.screens.approval_prompt import ApprovalPrompt
 from pitui.ui.screens.fork_picker import ForkPickerScreen
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt
+from pitui.ui.screens.summary_prompt import SummaryChoice, SummaryOffer
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
 from pitui.ui.widgets.files_tab import FilesTab
 from pitui.ui.widgets.files_view import FilesView
@@ -197,6 +198,50 @@ async def test_conversation_only_and_cancel_leave_the_files(tmp_path: Path) -> N
         await wait_for(pilot, lambda: app.store.leaf_id == ids["done1"])
         await pilot.pause(0.2)
         assert picture(project) == before
+
+
+async def test_one_dialog_asks_about_the_summary_and_the_files(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """Leaving a branch whose files differ: one dialog, with the summary choice above the files
+    (no second dialog); its count is of the entries the tree shows (not the checkpoints)."""
+    path, project, ids = await build_session(tmp_path)
+    llm.script(text("They added docs."))
+    app = make_app(
+        path, project, {"branchSummary": {"skipPrompt": False}}, api_base=f"{llm.url}/v1"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        shown: list[str] = []
+        app.screen_change_signal.subscribe(
+            app, lambda screen: shown.append(type(screen).__name__), immediate=True
+        )
+        tree = await open_tree(pilot)
+        # Run 2 is left: its prompt, the call (no text: not a row), the result, the reply and
+        # the checkpoint (bookkeeping): the tree shows 3 of them.
+        await go_to(pilot, tree, ids["done1"])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
+        prompt = app.screen
+        assert isinstance(prompt, RestorePrompt)
+        title = str(prompt.query_one("#restore-title", Static).render())
+        assert title.startswith("Moving here leaves a branch of 3 entries. The files on disk")
+        # The keyboard: Tab to the summary choice, → to "Summarize", Space; then r.
+        for _ in range(4):
+            if isinstance(app.focused, RadioSet):
+                break
+            await pilot.press("tab")
+        assert isinstance(app.focused, RadioSet)
+        await pilot.press("right", "space")
+        assert prompt.summary_choice() == SummaryChoice(True)
+        await pilot.press("r")
+        await wait_for(
+            pilot, lambda: app.store.leaf is not None and app.store.leaf.type == "branch_summary"
+        )
+        await wait_for(pilot, lambda: not (project / "README.md").exists())
+        summary = app.store.get(app.store.leaf_id or "")
+        assert summary["parentId"] == ids["done1"]
+        assert "They added docs." in summary["summary"]
+        assert shown.count("RestorePrompt") == 1 and "SummaryPrompt" not in shown
 
 
 async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> None:
@@ -431,6 +476,21 @@ def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Pa
         await pilot.pause()
 
     assert snap_compare(harness, terminal_size=SIZE, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_move_prompt_with_the_summary_choice_snapshot(
+    snap_compare: Callable[..., bool], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """A move in the tree that leaves a branch and finds other files: one dialog."""
+    preview = preview_for(tmp_path)
+    harness = Harness(RestorePrompt(preview, summary=SummaryOffer(3), cursor_blink=False))
+
+    async def settle(pilot: Pilot[Any]) -> None:
+        await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
+        await pilot.pause()
+
+    assert snap_compare(harness, terminal_size=size, run_before=settle)
 
 
 async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(

@@ -31,6 +31,19 @@ class SummaryChoice:
     instructions: str | None = None
 
 
+@dataclass(frozen=True)
+class SummaryOffer:
+    """The question about the branch being left: how many entries it has (as the tree shows
+    them), and whether a model can summarize it."""
+
+    abandoned: int
+    can_summarize: bool = True
+
+    @property
+    def entries(self) -> str:
+        return f"{self.abandoned} {'entry' if self.abandoned == 1 else 'entries'}"
+
+
 _DIALOG_CSS = """
     align: center middle;
     & > Vertical {

@@ -4,7 +4,8 @@ The session tree on the left, the details of the highlighted entry on the right 
 or shows them; hidden at first on a narrow terminal). Selecting an entry moves the leaf
 (pi-reference §7.1): a user or custom message moves it to the parent and the screen dismisses
 with the message text for the editor (edit and resubmit); any other entry becomes the leaf and
-the browser stays open. Leaving a branch first asks whether to summarize it.
+the browser stays open. A move asks once: whether to summarize the branch it leaves and, when
+the files on disk differ from the new point, whether to restore them, in one dialog.
 
 The app keeps one browser (:func:`tree_browser`): closing it keeps its widgets and the tree's
 layout, which follows the session while closed, so opening it again costs almost nothing. Each
@@ -28,13 +29,19 @@ from textual.widget import Widget
 
 from pitui.compaction.branch import collect_branch_entries
 from pitui.session.errors import EntryNotFoundError, SessionError
-from pitui.session.flatten import FILTER_MODES
+from pitui.session.flatten import FILTER_MODES, make_filter
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text
 from pitui.ui import restore_flow  # checkpoints wiring (issue 13)
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import EntryAppended, LeafMoved, SessionSwitched
-from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryChoice, SummaryPrompt
+from pitui.ui.screens.restore_prompt import RestorePrompt
+from pitui.ui.screens.summary_prompt import (
+    LabelPrompt,
+    SummaryChoice,
+    SummaryOffer,
+    SummaryPrompt,
+)
 from pitui.ui.widgets.footer import KeyFooter
 from pitui.ui.widgets.session_tree import SessionTree
 
@@ -283,7 +290,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
     # ------------------------------------------------------------------ selecting
 
     def select_entry(self, entry_id: str) -> None:
-        """Move the leaf to ``entry_id`` as pi's tree selector does (asking about a summary)."""
+        """Move the leaf to ``entry_id`` as pi's tree selector does: one dialog asks whether to
+        summarize the branch left behind and, when the files differ, whether to restore them."""
         if self._busy:
             return
         app = self.pitui
@@ -296,59 +304,95 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             self.notify("The agent is busy: wait for it or press Esc first.", markup=False)
             return
         try:
-            abandoned = collect_branch_entries(store, store.leaf_id, entry_id).entries
+            abandoned = self._abandoned_entries(entry_id)
         except EntryNotFoundError:
             self.notify("That entry is no longer in the session.", markup=False)
             return
-        if not abandoned or app.settings.branch_summary.skip_prompt:
-            self._navigate(entry_id, SummaryChoice(False))
-            return
-        if store.read_only:
-            # A summary would be appended: a read-only view only moves (nothing is written).
-            self.notify(
-                "Read-only: moved without a branch summary (fork or clone to write).",
-                markup=False,
-                timeout=4,
-            )
-            self._navigate(entry_id, SummaryChoice(False))
-            return
-        can_summarize = agent is not None and agent.problem() is None
-        blink = app.settings.ui.cursor_blink
-
-        def chosen(choice: SummaryChoice | None) -> None:
-            if choice is None:
-                self.session_tree.focus()
-                return
-            self._navigate(entry_id, choice)
-
-        app.push_screen(
-            SummaryPrompt(
-                abandoned=len(abandoned), can_summarize=can_summarize, cursor_blink=blink
-            ),
-            chosen,
-        )
-
-    def _navigate(self, entry_id: str, choice: SummaryChoice) -> None:
-        if self.pitui.agent is None:
+        offer: SummaryOffer | None = None
+        if abandoned and not app.settings.branch_summary.skip_prompt:
+            if store.read_only:
+                # A summary would be appended: a read-only view only moves (nothing written).
+                self.notify(
+                    "Read-only: moved without a branch summary (fork or clone to write).",
+                    markup=False,
+                    timeout=4,
+                )
+            else:
+                can_summarize = agent is not None and agent.problem() is None
+                offer = SummaryOffer(abandoned, can_summarize)
+        if agent is None and offer is None:
             self._plain_move(entry_id)
             return
         self._busy = True
-        self._run_navigation(entry_id, choice)
+        self._run_navigation(entry_id, offer)
+
+    def _abandoned_entries(self, entry_id: str) -> int:
+        """How many entries of the branch being left the tree shows (bookkeeping, such as
+        checkpoints and approvals, not counted: the dialog counts what the user sees)."""
+        store = self.pitui.store
+        entries = collect_branch_entries(store, store.leaf_id, entry_id).entries
+        shown = make_filter(store, "default")
+        leaf = store.leaf
+        return sum(1 for node in entries if shown(node, leaf))
+
+    def _ask_summary(self, offer: SummaryOffer) -> SummaryPrompt:
+        return SummaryPrompt(
+            abandoned=offer.abandoned,
+            can_summarize=offer.can_summarize,
+            cursor_blink=self.pitui.settings.ui.cursor_blink,
+        )
 
     @work(group="tree-navigate", exclusive=True, exit_on_error=False)
-    async def _run_navigation(self, entry_id: str, choice: SummaryChoice) -> None:
+    async def _run_navigation(self, entry_id: str, offer: SummaryOffer | None) -> None:
+        app = self.pitui
+        try:
+            chosen = await self._choose(entry_id, offer)
+        except Exception:
+            self._busy = False
+            raise
+        if chosen is None:
+            self._busy = False
+            if self.is_attached:
+                self.session_tree.focus()
+            return
+        choice, pending = chosen
+        if app.agent is None:
+            self._busy = False
+            self._plain_move(entry_id)  # no model: the dialog asked no summary
+            return
+        await self._move(entry_id, choice, pending)
+
+    async def _choose(
+        self, entry_id: str, offer: SummaryOffer | None
+    ) -> tuple[SummaryChoice, restore_flow.PendingRestore | None] | None:
+        """Ask what the move does (one dialog); None when the user cancelled."""
+        app = self.pitui
+        # --- checkpoints wiring (issue 13): the files may differ at the new point.
+        preview = await restore_flow.files_differ(app, entry_id)
+        if preview is not None:
+            blink = app.settings.ui.cursor_blink
+            prompt = RestorePrompt(preview, summary=offer, cursor_blink=blink)
+            restore = await app.push_screen_wait(prompt)
+            if restore is None:
+                self.notify("Navigation cancelled.", markup=False, timeout=3)
+                return None
+            return restore.summary, restore_flow.pending(app, preview, restore)
+        # --- end of checkpoints wiring
+        if offer is None:
+            return SummaryChoice(False), None
+        summary = await app.push_screen_wait(self._ask_summary(offer))
+        return None if summary is None else (summary, None)
+
+    async def _move(
+        self,
+        entry_id: str,
+        choice: SummaryChoice,
+        pending: restore_flow.PendingRestore | None,
+    ) -> None:
         agent = self.pitui.agent
         assert agent is not None
         result: NavigateResult | None = None
-        # --- checkpoints wiring (issue 13): offer to restore the files of the new point.
-        pending = await restore_flow.offer_restore(self.pitui, entry_id)
-        if pending is restore_flow.Cancelled.CANCELLED:
-            self._busy = False
-            self.notify("Navigation cancelled.", markup=False, timeout=3)
-            self.session_tree.focus()
-            return
-        await restore_flow.save_current_files(pending)
-        # --- end of checkpoints wiring
+        await restore_flow.save_current_files(pending)  # checkpoints wiring (issue 13)
         self._summarizing = choice.summarize
         if choice.summarize:
             self.session_tree.loading = True
