@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from pitui.agent.workspace import MovePreview, Workspace
 from pitui.checkpoint.settings import read_workspace_settings
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
+from pitui.session import ids as session_ids
 from pitui.session.shapes import APPROVAL_TYPE
 from pitui.ui.app import PituiApp
 from pitui.ui.key_routing import TYPING_PAUSE
@@ -49,8 +51,9 @@ def workspace_for(project: Path, values: dict[str, Any] | None = None, **kw: Any
     return Workspace(read_workspace_settings(Settings.from_dict(values), **kw), project)
 
 
-async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    """Two runs on a project: the first refactors app.py, the second adds docs."""
+async def build_session(tmp_path: Path, tail: str = "") -> tuple[Path, Path, dict[str, str]]:
+    """Two runs on a project: the first refactors app.py, the second adds docs (``tail``
+    makes the messages longer)."""
     project = tmp_path / "project"
     write(project, {"app.py": "def main():\n    return 1\n", "util.py": "X = 1\n"})
     store = SessionStore.create(tmp_path / "sessions", str(project))
@@ -59,7 +62,7 @@ async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     ids: dict[str, str] = {}
 
     async def run(n: int, change: Callable[[], None]) -> None:
-        ids[f"u{n}"] = store.append_message(message("user", f"step {n}"))
+        ids[f"u{n}"] = store.append_message(message("user", f"step {n}{tail}"))
         call = {"type": "toolCall", "id": f"c{n}", "name": "bash", "arguments": {"command": "…"}}
         ids[f"a{n}"] = store.append_message(
             {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
@@ -68,7 +71,7 @@ async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         change()
         store.append_message(message("toolResult", "ok", toolCallId=f"c{n}", toolName="bash"))
         ids[f"done{n}"] = store.append_message(
-            message("assistant", f"Done {n}.", stopReason="stop")
+            message("assistant", f"Done {n}.{tail}", stopReason="stop")
         )
         ref = await workspace.checkpoint("after-run")
         assert ref is not None
@@ -491,6 +494,36 @@ def test_move_prompt_with_the_summary_choice_snapshot(
         await pilot.pause()
 
     assert snap_compare(harness, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_files_tab_snapshot(
+    snap_compare: Callable[..., bool],
+    tmp_path: Path,
+    size: tuple[int, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Files tab of the tree's details pane: the diff gets the pane's width (under the
+    list, lines not wrapped), and the rows' ✎ counts stay in view on long rows."""
+    counter = iter(range(1, 10_000))  # entry ids the same in every run (the head names one)
+    fake = types.SimpleNamespace(token_hex=lambda n: f"{next(counter):0{2 * n}x}")
+    monkeypatch.setattr(session_ids, "secrets", fake)
+    tail = " The refactor moved the helpers out and removed the old utility module for good."
+    path, project, ids = asyncio.run(build_session(tmp_path, tail))
+    app = make_app(path, project)
+
+    async def files_tab(pilot: Pilot[Any]) -> None:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        if not details.display:
+            await pilot.press("i")
+        await go_to(pilot, tree, ids["done1"])
+        details.set_tab("files")
+        view = app.screen.query_one(FilesTab).query_one(FilesView)
+        await wait_for(pilot, lambda: len(view.diffs) == 3)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=files_tab)
 
 
 async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(

@@ -1,11 +1,12 @@
 """The tree browser (``/tree``, Esc Esc, Ctrl+T; ``/context`` opens it on the Context tab).
 
-The session tree on the left, the details of the highlighted entry on the right (``d`` hides
-or shows them; hidden at first on a narrow terminal). Selecting an entry moves the leaf
-(pi-reference §7.1): a user or custom message moves it to the parent and the screen dismisses
-with the message text for the editor (edit and resubmit); any other entry becomes the leaf and
-the browser stays open. A move asks once: whether to summarize the branch it leaves and, when
-the files on disk differ from the new point, whether to restore them, in one dialog.
+The session tree on the left, the details of the highlighted entry on the right (``i`` hides
+or shows them, hidden at first on a narrow terminal; ``w`` widens them, for diffs). Selecting
+an entry moves the leaf (pi-reference §7.1): a user or custom message moves it to the parent
+and the screen dismisses with the message text for the editor (edit and resubmit); any other
+entry becomes the leaf and the browser stays open. A move asks once: whether to summarize
+the branch it leaves and, when the files on disk differ from the new point, whether to restore
+them, in one dialog.
 
 The app keeps one browser (:func:`tree_browser`): closing it keeps its widgets and the tree's
 layout, which follows the session while closed, so opening it again costs almost nothing. Each
@@ -125,6 +126,10 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         background: $panel;
     }
     TreeBrowserScreen #tree-details { width: 2fr; height: 1fr; }
+    TreeBrowserScreen.-narrow #tree-column { width: 1fr; }
+    TreeBrowserScreen.-narrow #tree-details { width: 1fr; }
+    TreeBrowserScreen.-wide-details #tree-column { width: 1fr; }
+    TreeBrowserScreen.-wide-details #tree-details { width: 3fr; }
     """
 
     AUTO_FOCUS = "#session-tree"
@@ -134,6 +139,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         Binding("c", "copy", "Copy"),
         Binding("d", "compare", "Compare with…", show=False),
         Binding("i", "toggle_details", "Details"),
+        Binding("w", "widen_details", "Wide details"),
     ]
 
     def __init__(self, initial_tab: str = "entry") -> None:
@@ -214,25 +220,47 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         self.reopening = False
         # Opened again: start afresh, as a new browser would.
         details = self.details
-        details.display = self._details_wanted(self.app.size.width)
+        self._show_details(self._details_wanted(self.app.size.width))
         details.set_tab(self.initial_tab)  # type: ignore[arg-type]
         tree = self.session_tree
         tree.reset(self._filter_mode())
         tree.focus()
 
     def on_resize(self, event: events.Resize) -> None:
+        # Narrow: the details pane, when shown, gets half the width (its tabs and diffs fit).
+        self.set_class(event.size.width < DETAILS_MIN_WIDTH, "-narrow")
         if self._details_choice is None:
-            self.details.display = self._details_wanted(event.size.width)
+            self._show_details(self._details_wanted(event.size.width))
+        self.refresh_bindings()
+
+    def _show_details(self, shown: bool) -> None:
+        """Show or hide the details pane; shown, it shows the highlighted entry at once (it
+        said "Nothing selected." when it appeared on a selected row)."""
+        details = self.details
+        was = details.display
+        details.display = shown
+        if shown and not was and self.session_tree.cursor_entry_id is not None:
+            details.show_now(self.session_tree.cursor_entry_id)
+            self.call_after_refresh(details.redraw_tab_underline)
+
+    def action_widen_details(self) -> None:
+        """``w``: the details pane takes most of the width (diffs, long contexts), or back."""
+        self.toggle_class("-wide-details")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "widen_details":
+            try:
+                return bool(self.details.display)
+            except NoMatches:
+                return False
+        return True
 
     def action_toggle_details(self) -> None:
         details = self.details
-        details.display = not details.display
+        self._show_details(not details.display)
+        self.refresh_bindings()
         self._details_choice = details.display
-        if details.display:
-            entry_id = self.session_tree.cursor_entry_id
-            details.show_now(entry_id)
-            self.call_after_refresh(details.redraw_tab_underline)
-        elif self.focused is not None and self.focused is not self.session_tree:
+        if not details.display and self.focused not in (None, self.session_tree):
             self.session_tree.focus()
 
     def _update_status(self) -> None:
@@ -466,6 +494,10 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
                 agent.abort()
             return
         self.dismiss(None)
+
+    def action_focus_tree(self) -> None:
+        """Esc in the details pane: back to the tree (and its keys in the footer)."""
+        self.session_tree.focus()
 
     def action_compare(self) -> None:  # "compare with…" (Context tab)
         from pitui.ui.screens.context_compare import compare_from
