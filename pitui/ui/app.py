@@ -47,6 +47,7 @@ from pitui.ui.workspace_bridge import attach_workspace
 if TYPE_CHECKING:
     from pitui.agent.session import AgentSession
     from pitui.ui.screens.main import MainScreen
+    from pitui.ui.widgets.notice import Severity
 
 log = logging.getLogger("pitui.ui")
 
@@ -158,11 +159,7 @@ class PituiApp(App[int]):
         self._working_here.add(store.cwd)
         if store is self.store and self.agent is not None:
             self.agent.work_in(self.cwd)
-        self.notify(
-            f"Working in {self.cwd} (the session keeps its own directory).",
-            markup=False,
-            timeout=5,
-        )
+        self.say(f"Working in {self.cwd} (the session keeps its own directory).")
 
     def _fork_here(self, store: SessionStore) -> SessionStore:
         from pitui.session import fork_from
@@ -179,9 +176,27 @@ class PituiApp(App[int]):
             elif choice == "fork":
                 new = self._fork_here(self.store)
                 self.switch_session(new)
-                self.notify(f"Forked into {new.path}.", markup=False, timeout=5)
+                self.say(f"Forked into {new.path}.")
             else:
                 self._work_here(self.store)
+
+    # ------------------------------------------------------------------ notices
+
+    def say(self, text: str, severity: Severity = "information", *, timeout: float = 6) -> None:
+        """A notice: in the transcript, where it stays to be read; also a toast while the main
+        screen is not on top (the tree, a dialog) or not shown yet. Transient news (copied,
+        label set) is a toast only (``notify``)."""
+        main = self.main_screen
+        chat = None
+        if main is not None and main.is_mounted:
+            from pitui.ui.widgets.chat import ChatView
+
+            with contextlib.suppress(Exception):
+                chat = main.query_one(ChatView)
+        if chat is not None:
+            chat.add_notice(text, severity)
+        if chat is None or self.screen is not main:
+            self.notify(text, severity=severity, markup=False, timeout=timeout)
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -215,7 +230,7 @@ class PituiApp(App[int]):
                 finally:
                     store.close()
                 self.switch_session(new)
-                self.notify(f"Forked into {new.path}.", markup=False, timeout=5)
+                self.say(f"Forked into {new.path}.")
                 return
             missing = store.stored_cwd_missing and self.ask_missing_cwd
             if missing:
@@ -224,7 +239,7 @@ class PituiApp(App[int]):
             if missing:
                 self._work_here(store)
             if store.read_only and store.read_only_reason:
-                self.notify(store.read_only_reason, severity="warning", markup=False, timeout=8)
+                self.say(store.read_only_reason, "warning")
 
     # ------------------------------------------------------------------ read-only
 
@@ -250,10 +265,10 @@ class PituiApp(App[int]):
         """Become the writer of the session another pitui had open (it has closed it)."""
         store = self.store
         if store.take_over():
-            self.notify("This pitui writes to the session now.", markup=False, timeout=5)
+            self.say("This pitui writes to the session now.")
         else:
             reason = store.read_only_reason or "The session is still open elsewhere."
-            self.notify(reason, severity="warning", markup=False, timeout=8)
+            self.say(reason, "warning")
         self._refresh_status()
 
     def _refresh_status(self) -> None:
@@ -282,16 +297,20 @@ class PituiApp(App[int]):
         self._handle_termination_signals()
         # Another program may append to, replace or delete the file: look once a second.
         self.set_interval(1.0, self._look_at_the_file)
-        for warning in self.startup_warnings[:5]:
-            self.notify(warning, severity="warning", markup=False, timeout=6)
-        if self.store.read_only and self.store.read_only_reason:
-            self.notify(self.store.read_only_reason, severity="warning", markup=False, timeout=8)
+        self.call_after_refresh(self._startup_notices)
         if self.store.stored_cwd_missing and self.ask_missing_cwd:
             self.call_after_refresh(
                 self.ask_where_to_work, self.store, self._at_start_where_to_work
             )
         elif self.open_picker:
             self.call_after_refresh(self.open_session_picker)
+
+    def _startup_notices(self) -> None:
+        """Load warnings and the read-only reason, in the transcript once it is shown."""
+        for warning in self.startup_warnings[:5]:
+            self.say(warning, "warning")
+        if self.store.read_only and self.store.read_only_reason:
+            self.say(self.store.read_only_reason, "warning")
 
     @property
     def take_over_offered(self) -> bool:

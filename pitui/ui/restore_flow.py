@@ -108,27 +108,20 @@ async def finish_restore(app: PituiApp, pending: PendingRestore | None, *, moved
     if pending is None:
         return
     if not moved:
-        app.notify("The files were not restored (the move did not happen).", timeout=4)
+        app.say("The files were not restored (the move did not happen).")
         return
     try:
         result = await pending.workspace.restore_files(pending.preview, pending.choice.outside)
     except RestoreRefused as exc:
-        app.notify(f"Files not restored: {exc}", severity="warning", markup=False, timeout=10)
+        app.say(f"Files not restored: {exc}", "warning")
         return
     except Exception as exc:
         log.exception("restoring files failed")
-        app.notify(
-            f"Files not restored ({type(exc).__name__}: {exc}); they are unchanged.",
-            severity="error",
-            markup=False,
-            timeout=10,
-        )
+        app.say(f"Files not restored ({type(exc).__name__}: {exc}); they are unchanged.", "error")
         return
     plan = result.plan
     kept = f" {len(result.kept)} left as they were." if result.kept else ""
-    app.notify(
+    app.say(
         f"Files restored ({summary_text(plan.changes)}).{kept} The previous files are saved: "
-        "moving back restores them.",
-        markup=False,
-        timeout=6,
+        "moving back restores them."
     )

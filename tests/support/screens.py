@@ -64,6 +64,15 @@ async def typing_over(pilot: Pilot[Any]) -> None:
     await pilot.pause(TYPING_PAUSE + 0.05)
 
 
+def messages_shown(app: Any) -> list[str]:
+    """What the app told the user: the notices in the transcript, then the toasts."""
+    main = app.main_screen
+    said = []
+    if main is not None and main.is_mounted:
+        said = [n.text for n in main.query_one(ChatView).notices]
+    return said + [str(n.message) for n in app._notifications]
+
+
 def chat(app: Any) -> ChatView:
     return app.query_one(ChatView)
 

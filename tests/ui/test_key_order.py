@@ -123,10 +123,17 @@ async def test_typing_on_into_the_read_only_refusal_never_clones(tmp_path: Path)
         async with app.run_test(size=(110, 32)) as pilot:
             await wait_for(pilot, lambda: screen_up(app, MainScreen))
             editor = app.screen.query_one(PromptEditor)
-            burst(app, "hello\r")
+            burst(app, "hello")
+            enter = key_event("\r")
+            app.post_message(enter)
             await wait_for(pilot, lambda: screen_up(app, ReadOnlyScreen))
-            burst(app, "/compact")
-            await pilot.pause(TYPING_PAUSE / 2)
+            # The typist goes on, a key every 50 ms after the Enter (the keys' own times: the
+            # router judges the pause from when keys were read, whatever the machine's load).
+            for i, character in enumerate("/compact", 1):
+                key = key_event(character)
+                key.time = enter.time + 0.05 * i
+                app.post_message(key)
+            await pilot.pause(0.1)
             assert isinstance(app.screen, ReadOnlyScreen)
             assert app.store is store  # nothing was cloned
             await wait_for(pilot, lambda: editor.text == "hello/compact")
@@ -181,3 +188,17 @@ def test_an_unbracketed_paste_is_told_from_typing() -> None:
     assert reads.text("\x1b[201~") is None
     # A read that continues an escape sequence is never a paste.
     assert reads.text("1;5A\rx", mid_sequence=True) is None
+
+
+async def test_keys_typed_while_the_focus_lands_reach_the_editor(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """Just after start the focus can be nowhere when a key is read and on the editor when it
+    is handled: the key went to the screen, and must still be typed (the first one was lost)."""
+    app = app_factory(model=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        editor = app.screen.query_one(PromptEditor)
+        app.screen.set_focus(None)
+        burst(app, "next step")
+        editor.focus()
+        await wait_for(pilot, lambda: editor.text == "next step")

@@ -26,14 +26,24 @@ PID = f"pid {os.getpid()}"
 
 
 def notices(app: PituiApp) -> list[str]:
+    """What the app tells the user: notices for the transcript and toasts."""
     seen: list[str] = []
-    original = app.notify
+    original_notify, original_say = app.notify, app.say
 
     def notify(message: str, **kw: Any) -> None:
         seen.append(str(message))
-        original(message, **kw)
+        original_notify(message, **kw)
+
+    def say(text: str, *args: Any, **kw: Any) -> None:
+        seen.append(text)
+        app.notify = original_notify  # type: ignore[method-assign]
+        try:
+            original_say(text, *args, **kw)
+        finally:
+            app.notify = notify  # type: ignore[method-assign, assignment]
 
     app.notify = notify  # type: ignore[method-assign, assignment]
+    app.say = say  # type: ignore[method-assign, assignment]
     return seen
 
 

@@ -66,12 +66,12 @@ class FileChangedScreen(AnswersByKey, UsesApp, ModalScreen[None]):
         try:
             store = SessionStore.open(path, folder=app.store.folder, cwd=app.store.cwd)
         except UserError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.say(str(exc), "error")
             return
         self.dismiss(None)
         app.switch_session(store)
         if store.read_only and store.read_only_reason:
-            app.notify(store.read_only_reason, severity="warning", markup=False)
+            app.say(store.read_only_reason, "warning")
 
     def action_save_copy(self) -> None:
         app = self.pitui
@@ -82,12 +82,12 @@ class FileChangedScreen(AnswersByKey, UsesApp, ModalScreen[None]):
         try:
             lost = app.store.save_copy(dest)
         except UserError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.say(str(exc), "error")
             return
         note = (
             f" ({lost} entries were no longer in the file and could not be saved)" if lost else ""
         )
-        app.notify(f"Saved a copy to {dest}{note}.", markup=False, timeout=8)
+        app.say(f"Saved a copy to {dest}{note}.")
         self.dismiss(None)
 
     def action_close(self) -> None:
