@@ -114,6 +114,12 @@ class PituiApp(App[int]):
         self.exit_deadline: float | None = None
         """Set by ``pitui`` itself (never in tests): after a SIGTERM or SIGHUP, the process is
         ended this many seconds later whatever still runs."""
+        self.leave_at_once = False
+        """Set by ``pitui`` itself (never in tests): after a clean quit the process ends the
+        moment the terminal is restored, once the session is closed (:meth:`terminal_restored`),
+        without taking down the widgets, the threads and a large heap one by one."""
+        self._session_closed = False
+        self._leaving = False
 
     # ------------------------------------------------------------------ sessions
 
@@ -338,6 +344,9 @@ class PituiApp(App[int]):
         self._close_session()
 
     def _close_session(self) -> None:
+        if self._session_closed:
+            return
+        self._session_closed = True
         self.bridge.detach()
         self.store.close()
 
@@ -382,7 +391,27 @@ class PituiApp(App[int]):
             # would block writing to it. Close the session here and leave.
             self._close_session()
             _end_process(return_code)
+        self._leaving = self.leave_at_once  # the process ends once the terminal is back
         self.exit(return_code=return_code)
+
+    def terminal_restored(self) -> None:
+        """The driver handed the terminal back. After a clean quit (see :attr:`leave_at_once`)
+        the process ends here, once the session is closed (flushed, leaf marker written, lock
+        released) and the logs are flushed: what is skipped is Textual taking down each widget
+        and the interpreter its heap (0.1 s and more after a long conversation, on a terminal
+        already handed back)."""
+        if not self._leaving:
+            return
+        code = self.return_code or 0
+        try:
+            self._close_session()
+        except Exception:
+            log.exception("closing the session on quit failed")
+            code = code or 1
+        logging.shutdown()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        _end_process(code)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, except in a Linux or macOS terminal: there, :class:`PituiDriver`

@@ -8,6 +8,9 @@ writes to: it wakes at once, and the terminal is handed back without the wait.
 A read of plain text with a line break inside it is a paste the terminal did not bracket
 (:class:`pitui.ui.keys.UnbracketedPaste`): it arrives as one paste, not one prompt per line.
 
+Once the terminal is restored the app is told (:meth:`stop_application_mode`): after a clean
+quit the process ends there.
+
 Each input event also tells the background import of the provider layer to make way for the
 frame it causes (:func:`pitui.llm.lazy.make_way`): a key typed, or a prompt sent, while litellm
 still imports is drawn without waiting for the import's share of the interpreter.
@@ -60,6 +63,14 @@ class PituiDriver(LinuxDriver):
             for fd in wake:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+
+    def stop_application_mode(self) -> None:
+        """Textual's, then the app is told the terminal is back (a clean quit ends there:
+        :meth:`pitui.ui.app.PituiApp.terminal_restored`)."""
+        super().stop_application_mode()
+        restored = getattr(self._app, "terminal_restored", None)
+        if callable(restored):
+            restored()
 
     def process_message(self, message: Message) -> None:
         make_way()

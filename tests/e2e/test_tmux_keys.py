@@ -132,3 +132,34 @@ def test_keys_typed_just_before_the_approval_dialog_choose_nothing(
     # The typed text was queued as the next message, delivered after the declined call.
     assert [last_user_text(r) for r in llm.requests] == ["clean up", "what did you do so far? yes"]
     terminal.key("C-q")
+
+
+@pytest.mark.timeout(240)
+def test_quit_flushes_the_session_and_ends_the_process(
+    terminal: Terminal, llm: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    """Ctrl+Q after a request: the session is closed first (its lock released), then the
+    process ends as soon as the terminal is back; the next pitui continues the session."""
+    start(terminal, llm, tmp_path)
+    send_and_wait(terminal, llm, 1, lambda: terminal.write("remember me\r"), "Remembered.")
+    (session,) = (tmp_path / "sessions").glob("*.jsonl")
+    assert session.with_name(session.name + ".lock").exists()
+    terminal.key("C-q")
+    deadline = time.monotonic() + 20
+    while "pitui" in terminal.run("list-sessions", "-F", "#{session_name}"):
+        assert time.monotonic() < deadline, "pitui is still running 20 s after Ctrl+Q"
+        time.sleep(0.05)
+    assert not session.with_name(session.name + ".lock").exists()
+    terminal.start(
+        [
+            "--continue",
+            "--model",
+            MODEL,
+            "--api-base",
+            f"{llm.url}/v1",
+            "--session-dir",
+            str(tmp_path / "sessions"),
+        ]
+    )
+    terminal.wait_for(lambda s: "Remembered." in s and "remember me" in s, "the session again")
+    terminal.key("C-q")
