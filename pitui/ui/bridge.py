@@ -67,8 +67,12 @@ class StoreBridge:
             if idle:
                 path = store.path if store is not None else None
                 self.publish(messages.SessionSwitched(str(path) if path else None))
-            # After the views re-read the store: the notice goes under what they show.
-            self.publish(messages.OthersAppended(len(event.entry_ids), continues))
+            # After the views re-read the store: the notice goes under what they show. Not for
+            # bookkeeping (a leaf marker), nor in a second view of a session another pitui
+            # writes (its banner says so, and it would be a line per tool round).
+            shown = [i for i in event.entry_ids if store is not None and _visible(store, i)]
+            if shown and store is not None and not store.held_elsewhere:
+                self.publish(messages.OthersAppended(len(shown), continues))
         elif isinstance(event, FileChanged):
             self.app.post_message(messages.FileChanged(event.kind, event.message, event.can_reopen))
             self.publish(messages.FileChanged(event.kind, event.message, event.can_reopen))
@@ -103,3 +107,7 @@ def follow_appends(store: SessionStore, entry_ids: tuple[str, ...]) -> bool:
             store.branch(entry_id)
             return True
     return False
+
+
+def _visible(store: SessionStore, entry_id: str) -> bool:
+    return entry_id in store and not store.node(entry_id).hidden

@@ -136,9 +136,8 @@ class UnbracketedPaste:
             self._inside_brackets = False
         if mid_sequence or was_inside or self._inside_brackets or "\x1b" in data:
             return None
-        breaks = [i for i, c in enumerate(data) if c in _LINE_BREAKS]
-        if not breaks or breaks[0] == len(data) - 1:
-            return None  # typing, and the Enter that ends it
+        if not any(c in _LINE_BREAKS for c in data.strip(_LINE_BREAKS)):
+            return None  # typing, and the Enter that ends (or starts) it
         if not all(c.isprintable() or c in "\r\n\t" for c in data):
             return None  # control keys (Ctrl+...) typed in one go, not a paste
         return data.replace("\r\n", "\n").replace("\r", "\n")

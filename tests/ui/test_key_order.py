@@ -173,6 +173,8 @@ def test_an_unbracketed_paste_is_told_from_typing() -> None:
     reads = UnbracketedPaste()
     assert reads.text("fix bug 2\r") is None  # typing and its Enter, coalesced
     assert reads.text("\r") is None
+    assert reads.text("\rnext") is None  # Enter, then typing on: not a paste
+    assert reads.text("\r\r") is None
     assert reads.text("line one\rline two\r") == "line one\nline two\n"
     assert reads.text("a\r\nb") == "a\nb"
     assert reads.text("\x1b[Aup\rdown") is None  # keys with escape sequences: typed
