@@ -304,3 +304,14 @@ def test_fork_picker(
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=size, run_before=open_picker)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_shell_output_collapsed(
+    snap_compare: Any, app_factory: Callable[..., PituiApp], size: tuple[int, int]
+) -> None:
+    """A collapsed bash result shows its last lines under "▲ N earlier lines" (the hidden lines
+    are above them), and the toggle under them."""
+    app = app_factory(settings=WINDOW_200K)
+    _tool_session(app.store)
+    assert snap_compare(app, terminal_size=size)
