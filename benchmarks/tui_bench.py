@@ -274,16 +274,23 @@ class Bench:
 
     @contextmanager
     def run_scope(self, where: str, agent: Agent) -> Iterator[Scratch]:
+        """One run: whatever fails in it is recorded (with where and which agent) and the
+        next run goes on; a terminal whose control client died is reconnected first."""
+        if not self.term.alive:
+            try:
+                self.term.reconnect()
+            except (TerminalError, OSError) as exc:
+                self.results.error(f"{where} (terminal)", agent.name, exc)
         scratch = Scratch.make()
         self.results.add("loadavg", where.split(" ")[0], "machine", load_average())
         try:
             yield scratch
-        except (TerminalError, RuntimeError, OSError, AssertionError, ValueError) as exc:
+        except Exception as exc:  # one failed run never ends its group
             self.results.error(where, agent.name, exc)
         finally:
             try:
                 self.term.stop_program()
-            except TerminalError as exc:
+            except Exception as exc:  # BrokenPipeError under load, and the like
                 self.results.error(f"{where} (cleanup)", agent.name, exc)
             scratch.cleanup()
             self.server.reset(None)
@@ -292,21 +299,18 @@ class Bench:
 
     def group_calibrate(self) -> None:
         print("\n== calibrate: the poller's resolution", flush=True)
-        out = {}
+        out: dict[str, Any] = {}
         for size in ("120x40", "80x24"):
             w, h = (int(x) for x in size.split("x"))
-            with Terminal(w, h) as term:
-                cal = term.calibrate(samples=40 if self.args.quick else 80)
+            try:
+                with Terminal(w, h) as term:
+                    cal = term.calibrate(samples=40 if self.args.quick else 80)
+            except (TerminalError, OSError) as exc:  # the other size is still calibrated
+                self.results.error(f"calibrate {size}", "-", exc)
+                out[size] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                continue
             out[size] = cal
-            print(
-                f"  {size}: capture round trip median {cal['capture_rtt_ms']['median']:.2f} ms"
-                f" (p95 {cal['capture_rtt_ms']['p95']:.2f}); key -> echo through cat "
-                f"{cal['key_echo_floor_ms']['median']:.2f} ms (p95 "
-                f"{cal['key_echo_floor_ms']['p95']:.2f}); program write -> seen "
-                f"{cal['write_to_seen_ms']['median']:.2f} ms (p95 "
-                f"{cal['write_to_seen_ms']['p95']:.2f})",
-                flush=True,
-            )
+            print(f"  {size}: {calibration_text(cal)}", flush=True)
         self.results.extra["calibration"] = out
 
     # ------------------------------------------------------------------------------- first
@@ -1192,6 +1196,67 @@ CURVES = [  # measure, title, unit: printed per size for every size measured
 ]
 
 
+def calibration_text(cal: dict[str, Any]) -> str:
+    """One line for a size's calibration (a figure that could not be measured says why)."""
+    names = (
+        ("capture_rtt_ms", "capture round trip"),
+        ("key_echo_floor_ms", "key -> echo through cat"),
+        ("write_to_seen_ms", "program write -> seen"),
+    )
+    parts = []
+    for key, title in names:
+        value = cal.get(key) or {}
+        if "median" in value:
+            parts.append(f"{title} median {value['median']:.2f} ms (p95 {value['p95']:.2f})")
+        else:
+            parts.append(f"{title}: not measured ({value.get('error', 'no samples')})")
+    return "; ".join(parts)
+
+
+MEASURE_GROUPS = {
+    "enter_to_spinner": "first",
+    "enter_to_request": "first",
+    "startup_ready": "first",
+    "quit_ui_gone": "first",
+    "quit_after_request": "first",
+    "key_echo_stream": "stream",
+    "stream_end_lag": "stream",
+    "stream_cpu": "stream",
+    "stream_first_token": "stream",
+    "stream_total": "throughput",
+}
+"""The group that measures each target (the rest: ``session``)."""
+
+
+def group_of(measure: str) -> str:
+    return MEASURE_GROUPS.get(measure, "session")
+
+
+def missing_reason(results: Results, measure: str, key: str, agent: str) -> str:
+    """Why ``agent`` has no figure for ``measure`` at ``key``: its group did not run, or what
+    failed in the runs that were to measure it (the first error, and how many there were)."""
+    group = group_of(measure)
+    ran = results.extra.get("groups_run")
+    if ran is not None and group not in ran:
+        return f"{group} not run"
+    sized = group in ("session", "throughput") and key != "-"
+    failed = [
+        e
+        for e in results.errors
+        if e["agent"] in (agent, "-")
+        and (e["where"].split(" ")[0] in (group, "group") or e["where"] == f"group {group}")
+        and (not sized or key in e["where"].split(" ") or e["where"].startswith("group"))
+    ]
+    if not failed:
+        sizes = results.extra.get("sizes_run")
+        if sized and sizes is not None and key not in sizes:
+            return f"size {key} not run"
+        return "no sample (the run measured nothing for it)"
+    first = failed[0]["error"].splitlines()[0][:140]
+    more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"{agent}: {failed[0]['where']}: {first}{more}"
+
+
 def scale(value: float, unit: str) -> float:
     return value * 1e3 if unit == "ms" else value
 
@@ -1284,6 +1349,16 @@ def evaluate(results: Results) -> list[dict[str, Any]]:
                 verdict = "FAIL" if extra.startswith(">") else "n/a"
         if t.measure == "key_echo_stream" and pi is None and ours is None:
             verdict = "n/a"
+        # Every row says something: a figure, or why there is none.
+        reasons = [
+            missing_reason(results, t.measure, t.key, agent)
+            for agent, value in (("pitui", ours), ("pi", pi))
+            if value is None
+            and agent in results.extra.get("agents_run", ("pitui", "pi"))
+            and not (agent == "pi" and t.rule in ("size", "click"))
+        ]
+        if reasons and not extra:
+            extra = "not measured: " + "; ".join(reasons)
         rows.append(
             {
                 "measure": t.measure,
@@ -1422,6 +1497,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, interrupted)
     bench = Bench(args)
+    bench.results.extra["groups_run"] = list(args.groups)
+    bench.results.extra["sizes_run"] = list(sizes)
+    bench.results.extra["agents_run"] = list(args.agents)
     print(
         f"pitui TUI benchmarks: terminal {args.term}, agents {', '.join(args.agents)}; "
         f"{pi_version() if 'pi' in args.agents else ''}; Python {platform.python_version()}, "
@@ -1433,7 +1511,7 @@ def main(argv: list[str] | None = None) -> int:
             if group in args.groups:
                 try:
                     getattr(bench, f"group_{group}")()
-                except (TerminalError, RuntimeError, OSError) as exc:
+                except Exception as exc:  # the next group still runs
                     bench.results.error(f"group {group}", "-", exc)
     except KeyboardInterrupt:
         print("\ninterrupted: reporting what was measured", flush=True)
@@ -1455,6 +1533,7 @@ def main(argv: list[str] | None = None) -> int:
         "samples": results.samples,
         "calibration": results.extra.get("calibration"),
         "errors": results.errors,
+        "terminal_reconnects": bench.term.reconnects,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")

@@ -13,6 +13,7 @@ writes, DCS, bells). :func:`terminal_line` is for plain-text command output.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -151,6 +152,14 @@ def terminal_text(text: str) -> str:
 def terminal_line(text: str) -> str:
     """:func:`terminal_text` on one line: newlines and tabs become spaces."""
     return terminal_text(text).replace("\n", " ").replace("\t", " ")
+
+
+def tilde_path(path: str) -> str:
+    """``path`` with the home directory written ``~`` (for display), safe for the terminal."""
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        path = "~" + path[len(home) :]
+    return terminal_line(path)
 
 
 class StreamSanitizer:

@@ -1,9 +1,10 @@
 """``pitui`` with no command: the full-screen app.
 
 Python logging goes to ``<state dir>/pitui.log`` while it runs (Textual swallows stderr), so
-internal errors leave their traceback there. On quit the session is closed and flushed (leaf
-marker, lock released) before the app returns; the process then leaves at once (see
-``pitui.cli.main``), without tearing down litellm's state and a large heap.
+internal errors leave their traceback there. On quit the process ends the moment the terminal
+is restored, once the session is closed and flushed (leaf marker, lock released; see
+:meth:`pitui.ui.app.PituiApp.terminal_restored`), without Textual taking down every widget nor
+the interpreter its heap; any other way out returns here and ``pitui.cli.main`` leaves at once.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def _run(args: argparse.Namespace, log_path: Path) -> int:
         ask_missing_cwd=forced_work_dir is None,
     )
     app.exit_deadline = 3.0  # after SIGTERM/SIGHUP, never hang on the way out
+    app.leave_at_once = True  # a clean quit: out once the terminal is back and the session closed
     # The collector is off since start-up (pitui.cli): on again once the first frame is shown.
     app.after_first_frame.append(collector.resumer(collector.STARTUP))
     # The session's nodes and the modules loaded so far live as long as the app: keep them out

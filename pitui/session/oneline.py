@@ -24,16 +24,19 @@ def _home(path: str) -> str:
     return path
 
 
-def _thousands(tokens: object) -> str:
-    """``round(tokens / 1000)`` without overflowing on absurd values."""
+def _token_count(tokens: object) -> str:
+    """``180`` below a thousand, else ``round(tokens / 1000)`` and ``k`` (``12k``; pi 1.6 writes
+    ``0k`` for 180), without overflowing on absurd values; ``?`` when not a number."""
     if isinstance(tokens, bool) or not isinstance(tokens, int | float):
         return "?"
     if isinstance(tokens, float) and tokens != tokens:  # NaN
         return "?"
+    if abs(tokens) < 1000:
+        return str(int(tokens))
     if isinstance(tokens, int):
-        return str((tokens + 500) // 1000)
+        return f"{(tokens + 500) // 1000}k"
     try:
-        return str(round(tokens / 1000))
+        return f"{round(tokens / 1000)}k"
     except (OverflowError, ValueError):
         return "?"
 
@@ -108,8 +111,7 @@ def entry_text(
         return f"[{entry.get('customType')}]: {_flat(text, None)}"
     if kind == "compaction":
         tokens = entry.get("tokensBefore")
-        k = _thousands(tokens)
-        return f"[compaction: {k}k tokens]"
+        return f"[compaction: {_token_count(tokens)} tokens]"
     if kind == "branch_summary":
         return f"[branch summary]: {_flat(str(entry.get('summary') or ''), None)}"
     if kind == "model_change":

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.actions import ActionParseResult
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -39,6 +40,7 @@ from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
 from pitui.ui.compositor import paint_only_what_changed
+from pitui.ui.key_routing import KeyRouter
 from pitui.ui.keys import answer_lone_escape, teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
 from pitui.ui.workspace_bridge import attach_workspace
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
     from pitui.agent.session import AgentSession
     from pitui.ui.screens.main import MainScreen
+    from pitui.ui.widgets.notice import Severity
 
 log = logging.getLogger("pitui.ui")
 
@@ -92,6 +95,8 @@ class PituiApp(App[int]):
         self.open_picker = open_picker
         self.agent_factory = agent_factory
         self.errors = ErrorBoundary(self, log_path or log_file())
+        self.key_router = KeyRouter(self)
+        """Keys in the order they came, type-ahead kept out of dialogs (issue 30, 29)."""
         self.ask_missing_cwd = ask_missing_cwd
         """Ask where to work when a session's own directory is gone (``pitui`` does, unless
         the user said where with ``--cwd``; tests over fixtures from elsewhere do not)."""
@@ -113,6 +118,12 @@ class PituiApp(App[int]):
         self.exit_deadline: float | None = None
         """Set by ``pitui`` itself (never in tests): after a SIGTERM or SIGHUP, the process is
         ended this many seconds later whatever still runs."""
+        self.leave_at_once = False
+        """Set by ``pitui`` itself (never in tests): after a clean quit the process ends the
+        moment the terminal is restored, once the session is closed (:meth:`terminal_restored`),
+        without taking down the widgets, the threads and a large heap one by one."""
+        self._session_closed = False
+        self._leaving = False
 
     # ------------------------------------------------------------------ sessions
 
@@ -167,11 +178,7 @@ class PituiApp(App[int]):
         self._working_here.add(store.cwd)
         if store is self.store and self.agent is not None:
             self.agent.work_in(self.cwd)
-        self.notify(
-            f"Working in {self.cwd} (the session keeps its own directory).",
-            markup=False,
-            timeout=5,
-        )
+        self.say(f"Working in {self.cwd} (the session keeps its own directory).")
 
     def _fork_here(self, store: SessionStore) -> SessionStore:
         from pitui.session import fork_from
@@ -188,9 +195,27 @@ class PituiApp(App[int]):
             elif choice == "fork":
                 new = self._fork_here(self.store)
                 self.switch_session(new)
-                self.notify(f"Forked into {new.path}.", markup=False, timeout=5)
+                self.say(f"Forked into {new.path}.")
             else:
                 self._work_here(self.store)
+
+    # ------------------------------------------------------------------ notices
+
+    def say(self, text: str, severity: Severity = "information", *, timeout: float = 6) -> None:
+        """A notice: in the transcript, where it stays to be read; also a toast while the main
+        screen is not on top (the tree, a dialog) or not shown yet. Transient news (copied,
+        label set) is a toast only (``notify``)."""
+        main = self.main_screen
+        chat = None
+        if main is not None and main.is_mounted:
+            from pitui.ui.widgets.chat import ChatView
+
+            with contextlib.suppress(Exception):
+                chat = main.query_one(ChatView)
+        if chat is not None:
+            chat.add_notice(text, severity)
+        if chat is None or self.screen is not main:
+            self.notify(text, severity=severity, markup=False, timeout=timeout)
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -224,7 +249,7 @@ class PituiApp(App[int]):
                 finally:
                     store.close()
                 self.switch_session(new)
-                self.notify(f"Forked into {new.path}.", markup=False, timeout=5)
+                self.say(f"Forked into {new.path}.")
                 return
             missing = store.stored_cwd_missing and self.ask_missing_cwd
             if missing:
@@ -233,7 +258,7 @@ class PituiApp(App[int]):
             if missing:
                 self._work_here(store)
             if store.read_only and store.read_only_reason:
-                self.notify(store.read_only_reason, severity="warning", markup=False, timeout=8)
+                self.say(store.read_only_reason, "warning")
 
     # ------------------------------------------------------------------ read-only
 
@@ -259,10 +284,10 @@ class PituiApp(App[int]):
         """Become the writer of the session another pitui had open (it has closed it)."""
         store = self.store
         if store.take_over():
-            self.notify("This pitui writes to the session now.", markup=False, timeout=5)
+            self.say("This pitui writes to the session now.")
         else:
             reason = store.read_only_reason or "The session is still open elsewhere."
-            self.notify(reason, severity="warning", markup=False, timeout=8)
+            self.say(reason, "warning")
         self._refresh_status()
 
     def _refresh_status(self) -> None:
@@ -307,19 +332,24 @@ class PituiApp(App[int]):
         )
 
     def on_mount(self) -> None:
+        self.key_router.start()
         self._handle_termination_signals()
         # Another program may append to, replace or delete the file: look once a second.
         self.set_interval(1.0, self._look_at_the_file)
-        for warning in self.startup_warnings[:5]:
-            self.notify(warning, severity="warning", markup=False, timeout=6)
-        if self.store.read_only and self.store.read_only_reason:
-            self.notify(self.store.read_only_reason, severity="warning", markup=False, timeout=8)
+        self.call_after_refresh(self._startup_notices)
         if self.store.stored_cwd_missing and self.ask_missing_cwd:
             self.call_after_refresh(
                 self.ask_where_to_work, self.store, self._at_start_where_to_work
             )
         elif self.open_picker:
             self.call_after_refresh(self.open_session_picker)
+
+    def _startup_notices(self) -> None:
+        """Load warnings and the read-only reason, in the transcript once it is shown."""
+        for warning in self.startup_warnings[:5]:
+            self.say(warning, "warning")
+        if self.store.read_only and self.store.read_only_reason:
+            self.say(self.store.read_only_reason, "warning")
 
     @property
     def take_over_offered(self) -> bool:
@@ -347,6 +377,9 @@ class PituiApp(App[int]):
         self._close_session()
 
     def _close_session(self) -> None:
+        if self._session_closed:
+            return
+        self._session_closed = True
         self.bridge.detach()
         self.store.close()
 
@@ -391,7 +424,27 @@ class PituiApp(App[int]):
             # would block writing to it. Close the session here and leave.
             self._close_session()
             _end_process(return_code)
+        self._leaving = self.leave_at_once  # the process ends once the terminal is back
         self.exit(return_code=return_code)
+
+    def terminal_restored(self) -> None:
+        """The driver handed the terminal back. After a clean quit (see :attr:`leave_at_once`)
+        the process ends here, once the session is closed (flushed, leaf marker written, lock
+        released) and the logs are flushed: what is skipped is Textual taking down each widget
+        and the interpreter its heap (0.1 s and more after a long conversation, on a terminal
+        already handed back)."""
+        if not self._leaving:
+            return
+        code = self.return_code or 0
+        try:
+            self._close_session()
+        except Exception:
+            log.exception("closing the session on quit failed")
+            code = code or 1
+        logging.shutdown()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        _end_process(code)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, except in a Linux or macOS terminal: there, :class:`PituiDriver`
@@ -410,6 +463,17 @@ class PituiApp(App[int]):
         from pitui.ui.screens.main import MainScreen
 
         return MainScreen()
+
+    # ------------------------------------------------------------------ keys
+
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            isinstance(event, events.Key)
+            and not event.is_forwarded
+            and await self.key_router.route(event)
+        ):
+            return
+        await super().on_event(event)
 
     # ------------------------------------------------------------------ the error boundary
 

@@ -39,15 +39,18 @@ class ErrorBoundary:
 
     def report(self, error: BaseException, doing: str) -> None:
         if isinstance(error, UserError):
-            self.app.notify(error.message, severity="warning", markup=False, timeout=8)
+            self._say(error.message, "warning")
             return
         log.error("internal error while %s", doing, exc_info=error)
-        self.app.notify(
-            internal_error_sentence(doing, error, self.log_path),
-            severity="error",
-            markup=False,
-            timeout=10,
-        )
+        self._say(internal_error_sentence(doing, error, self.log_path), "error")
+
+    def _say(self, text: str, severity: str) -> None:
+        """In the transcript when the app has one (pitui's ``say``), else a toast."""
+        say = getattr(self.app, "say", None)
+        if callable(say):
+            say(text, severity, timeout=10)
+        else:
+            self.app.notify(text, severity=severity, markup=False, timeout=10)  # type: ignore[arg-type]
 
     @contextmanager
     def guard(self, doing: str) -> Iterator[None]:

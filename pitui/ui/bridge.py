@@ -37,10 +37,12 @@ class StoreBridge:
         self.signal: Signal[Message] = Signal(app, "session-events")
         self._unsubscribe: list[Callable[[], None]] = []
         self._agent: AgentSession | None = None
+        self._store: SessionStore | None = None
 
     def attach(self, store: SessionStore, agent: AgentSession | None) -> None:
         self.detach()
         self._agent = agent
+        self._store = store
         self._unsubscribe.append(store.subscribe(self.on_store_event))
         if agent is not None:
             self._unsubscribe.append(agent.subscribe(self.on_agent_event))
@@ -58,10 +60,19 @@ class StoreBridge:
         elif isinstance(event, EntriesReloaded):
             # Another writer appended: every view reads the store again (not in the middle of
             # a run, whose streamed reply a rebuild would cut; the tree reads it when opened).
-            if self._agent is None or not self._agent.running:
-                store = getattr(self.app, "store", None)
-                path = getattr(store, "path", None)
+            # Entries that continue the active branch are shown: the leaf follows them.
+            idle = self._agent is None or not self._agent.running
+            store = self._store
+            continues = store is not None and idle and follow_appends(store, event.entry_ids)
+            if idle:
+                path = store.path if store is not None else None
                 self.publish(messages.SessionSwitched(str(path) if path else None))
+            # After the views re-read the store: the notice goes under what they show. Not for
+            # bookkeeping (a leaf marker), nor in a second view of a session another pitui
+            # writes (its banner says so, and it would be a line per tool round).
+            shown = [i for i in event.entry_ids if store is not None and _visible(store, i)]
+            if shown and store is not None and not store.held_elsewhere:
+                self.publish(messages.OthersAppended(len(shown), continues))
         elif isinstance(event, FileChanged):
             self.app.post_message(messages.FileChanged(event.kind, event.message, event.can_reopen))
             self.publish(messages.FileChanged(event.kind, event.message, event.can_reopen))
@@ -73,3 +84,30 @@ class StoreBridge:
 
     def publish(self, message: Message) -> None:
         self.signal.publish(message)
+
+
+def follow_appends(store: SessionStore, entry_ids: tuple[str, ...]) -> bool:
+    """Move the leaf to the newest of ``entry_ids`` (another writer's appends) that continues
+    the active branch (the leaf is among its ancestors; any, when there is no leaf yet); True
+    when it moved. Nothing is written: the leaf only follows."""
+    leaf = store.leaf
+    for entry_id in reversed(entry_ids):
+        if entry_id not in store:
+            continue
+        node = store.node(entry_id)
+        if node.hidden:
+            continue
+        if leaf is None:
+            store.branch(entry_id)
+            return True
+        cur = node.parent
+        while cur is not None and cur is not leaf:
+            cur = cur.parent
+        if cur is leaf:
+            store.branch(entry_id)
+            return True
+    return False
+
+
+def _visible(store: SessionStore, entry_id: str) -> bool:
+    return entry_id in store and not store.node(entry_id).hidden

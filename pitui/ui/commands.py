@@ -22,6 +22,7 @@ from pitui.ui.app_state import UsesApp
 if TYPE_CHECKING:
     from pitui.ui.app import PituiApp
     from pitui.ui.screens.main import MainScreen
+    from pitui.ui.widgets.notice import Severity
 
 
 @dataclass
@@ -29,8 +30,13 @@ class CommandContext:
     app: PituiApp
     screen: MainScreen
 
-    def say(self, text: str, severity: str = "information", timeout: float = 4) -> None:
-        self.app.notify(text, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
+    def say(self, text: str, severity: Severity = "information") -> None:
+        """A command's answer: in the transcript (it stays to be read)."""
+        self.app.say(text, severity)
+
+    def toast(self, text: str, timeout: float = 4) -> None:
+        """Transient news (progress, copied): a toast only."""
+        self.app.notify(text, markup=False, timeout=timeout)
 
 
 Handler = Callable[[CommandContext, str], Awaitable[None]]
@@ -71,9 +77,18 @@ async def cmd_compact(ctx: CommandContext, arg: str) -> None:
     if agent is None:
         ctx.say("No model is configured to write the summary.", "warning")
         return
-    ctx.say("Compacting… (Esc cancels)", timeout=3)
-    result = await agent.compact(arg or None)
-    ctx.say(f"Compacted from {result.tokens_before:,} tokens.")
+    from pitui.agent.compactor import CompactionFailed
+
+    ctx.toast("Compacting… (Esc cancels)", timeout=3)
+    try:
+        result = await agent.compact(arg or None)
+    except CompactionFailed as exc:
+        # A trace in the transcript, not a toast: the request failed, was cancelled, or the
+        # model returned no summary; the session is unchanged.
+        severity: Severity = "warning" if exc.cancelled else "error"
+        ctx.say(f"{exc.message.rstrip('.')}: not compacted, the session is unchanged.", severity)
+        return
+    ctx.toast(f"Compacted from {result.tokens_before:,} tokens.")
 
 
 async def cmd_model(ctx: CommandContext, arg: str) -> None:
@@ -185,7 +200,7 @@ async def cmd_copy(ctx: CommandContext, arg: str) -> None:
     if text is None:
         ctx.say("No assistant message to copy yet.", "warning")
         return
-    ctx.say(copy_text(ctx.app, text))
+    ctx.toast(copy_text(ctx.app, text))
 
 
 async def cmd_export(ctx: CommandContext, arg: str) -> None:

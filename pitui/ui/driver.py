@@ -5,6 +5,12 @@ Textual's input thread waits for stdin in steps of 0.1 s and, once told to stop,
 suspend) waited 0.1-0.2 s on a blank screen. Here the thread also watches a pipe that stopping
 writes to: it wakes at once, and the terminal is handed back without the wait.
 
+A read of plain text with a line break inside it is a paste the terminal did not bracket
+(:class:`pitui.ui.keys.UnbracketedPaste`): it arrives as one paste, not one prompt per line.
+
+Once the terminal is restored the app is told (:meth:`stop_application_mode`): after a clean
+quit the process ends there.
+
 Each input event also tells a background import of litellm (for a provider outside the four
 native APIs) to make way for the frame it causes (:func:`pitui.llm.lazy.make_way`): a key
 typed, or a prompt sent, while it imports is drawn without waiting for its share of the
@@ -19,12 +25,14 @@ import selectors
 from codecs import getincrementaldecoder
 from typing import Any
 
+from textual import events
 from textual._parser import ParseError
 from textual.drivers import linux_driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 
 from pitui.llm.lazy import make_way
+from pitui.ui.keys import UnbracketedPaste
 
 READ_SIZE = 4096
 
@@ -57,6 +65,14 @@ class PituiDriver(LinuxDriver):
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
+    def stop_application_mode(self) -> None:
+        """Textual's, then the app is told the terminal is back (a clean quit ends there:
+        :meth:`pitui.ui.app.PituiApp.terminal_restored`)."""
+        super().stop_application_mode()
+        restored = getattr(self._app, "terminal_restored", None)
+        if callable(restored):
+            restored()
+
     def process_message(self, message: Message) -> None:
         make_way()
         super().process_message(message)
@@ -73,6 +89,7 @@ class PituiDriver(LinuxDriver):
         # Looked up now: pitui.ui.keys.answer_lone_escape may have put its parser there.
         parser = linux_driver.XTermParser(self._debug)
         decode = getincrementaldecoder("utf-8")().decode
+        pastes = UnbracketedPaste()
         try:
             while not self.exit_event.is_set():
                 for key, _ in selector.select(self.POLL):
@@ -83,6 +100,12 @@ class PituiDriver(LinuxDriver):
                     data = decode(os.read(self.fileno, READ_SIZE))
                     if not data:
                         continue  # stdin is not a terminal (piped): nothing to parse
+                    # (A parser that waits for the rest of an escape sequence has a deadline.)
+                    waiting = getattr(parser, "_timeout_time", None) is not None
+                    pasted = pastes.text(data, mid_sequence=waiting)
+                    if pasted is not None:
+                        self.process_message(events.Paste(pasted))
+                        continue
                     for event in parser.feed(data):
                         self.process_message(event)
                 for event in parser.tick():

@@ -87,7 +87,7 @@ async def cmd_export(ctx: CommandContext, arg: str) -> None:
     if target.is_dir():
         target = target / default_name(store, request.fmt)
     snapshot = take_snapshot(store)
-    ctx.say(f"Exporting {request.fmt} to {target}…", timeout=2)
+    ctx.toast(f"Exporting {request.fmt} to {target}…", timeout=2)
 
     def work() -> int:
         copy = snapshot.open()

@@ -100,3 +100,44 @@ def lone_escape_parser(base: type[Any]) -> type[Any]:
                 self._timeout_time = 0.0
 
     return LoneEscapeParser
+
+
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
+_LINE_BREAKS = "\r\n"
+
+
+class UnbracketedPaste:
+    """Tells a paste the terminal did not bracket from typing, one terminal read at a time.
+
+    A terminal (or tmux's ``paste-buffer``) without bracketed paste sends pasted lines as typed
+    text with a CR for each line break: read by read, each CR would be Enter and send one
+    prompt per line. A person types one key at a time, and a read that coalesced keys (a slow
+    link, a busy machine) ends with the Enter that sent them; so a read of plain text with a
+    line break *inside* it (more text follows the CR or LF) is a paste: one insertion, every
+    line break a newline. Bracketed pastes are left to Textual (they come as one paste event),
+    also when their text is split over several reads.
+    """
+
+    def __init__(self) -> None:
+        self._inside_brackets = False
+        self._tail = ""  # the end of the last read: a bracket marker split over two reads
+
+    def text(self, data: str, *, mid_sequence: bool = False) -> str | None:
+        """The pasted text when ``data`` (one read) is an unbracketed paste, else None;
+        ``mid_sequence``: the read continues an escape sequence (never a paste)."""
+        seen = self._tail + data
+        self._tail = seen[-(len(PASTE_START) - 1) :]
+        was_inside = self._inside_brackets
+        start, end = seen.rfind(PASTE_START), seen.rfind(PASTE_END)
+        if start > end:
+            self._inside_brackets = True
+        elif end > start:
+            self._inside_brackets = False
+        if mid_sequence or was_inside or self._inside_brackets or "\x1b" in data:
+            return None
+        if not any(c in _LINE_BREAKS for c in data.strip(_LINE_BREAKS)):
+            return None  # typing, and the Enter that ends (or starts) it
+        if not all(c.isprintable() or c in "\r\n\t" for c in data):
+            return None  # control keys (Ctrl+...) typed in one go, not a paste
+        return data.replace("\r\n", "\n").replace("\r", "\n")

@@ -192,17 +192,15 @@ class MarkdownStyle:
                 value = Color.parse(fallback)
             return (background + value).hex6
 
-        def text_style(name: str, fallback: str) -> str:
-            value = str(variables.get(name, fallback)).strip()
-            return "" if value in ("", "none") else value
-
-        styles: dict[str, str] = {}
-        for level in range(1, 7):
-            color = colour(f"markdown-h{level}-color", variables.get("primary", "#0178D4"))
-            style = text_style(f"markdown-h{level}-text-style", "bold")
-            styles[f"markdown.h{level}"] = f"{style} {color}".strip()
         accent = colour("accent", "#ffa62b")
         muted = colour("foreground-muted", "#a0a0a0")
+        foreground = colour("foreground", "#e0e0e0")
+        # Headings bold in the text's colour (the theme's blue and underline made them look
+        # like links); the small ones muted. The app's CSS does the same for Markdown widgets.
+        styles: dict[str, str] = {
+            f"markdown.h{level}": f"bold {foreground if level <= 3 else muted}"
+            for level in range(1, 7)
+        }
         surface = colour("surface", "#1e1e1e")
         styles.update(
             {

@@ -48,3 +48,12 @@ class WriterChanged(Message):
     """This pitui became the session's writer (another pitui had it open and closed it)."""
 
     previous_holder: str | None
+
+
+@dataclass
+class OthersAppended(Message):
+    """Another program (pi, a second tool) appended ``count`` entries to the open session;
+    ``continues``: they continue the active branch, and the leaf followed them."""
+
+    count: int
+    continues: bool

@@ -54,17 +54,12 @@ def workspace_of(app: PituiApp) -> Workspace | None:
     return agent.workspace if agent is not None else None
 
 
-async def offer_restore(
-    app: PituiApp,
-    target_id: str,
-    *,
-    fork: bool = False,
-    landing: str | None = None,
-) -> PendingRestore | Cancelled | None:
-    """Ask whether selecting ``target_id`` should restore the files too (see the module doc).
-
-    ``landing`` overrides where the leaf will be (a fork lands before the selected message).
-    """
+async def files_differ(
+    app: PituiApp, target_id: str, *, landing: str | None = None
+) -> MovePreview | None:
+    """What restoring the files of ``target_id`` would change, when they differ from the disk
+    (None: they do not, or there are no checkpoints). ``landing`` overrides where the leaf will
+    be (a fork lands before the selected message)."""
     workspace = workspace_of(app)
     if workspace is None:
         return None
@@ -76,14 +71,35 @@ async def offer_restore(
     if not preview.differs:
         reason = _why_not_restored(workspace, preview)
         if reason:
-            app.notify(reason, markup=False, timeout=6)
+            app.say(reason)
+        return None
+    return preview
+
+
+def pending(app: PituiApp, preview: MovePreview, choice: RestoreChoice) -> PendingRestore | None:
+    """The restore to carry out for ``choice`` (None: the conversation only)."""
+    workspace = workspace_of(app)
+    if workspace is None or not choice.files:
+        return None
+    return PendingRestore(workspace, preview, choice)
+
+
+async def offer_restore(
+    app: PituiApp,
+    target_id: str,
+    *,
+    fork: bool = False,
+    landing: str | None = None,
+) -> PendingRestore | Cancelled | None:
+    """Ask whether selecting ``target_id`` should restore the files too (see the module doc).
+    The tree browser asks this and the branch summary in one dialog (its own flow)."""
+    preview = await files_differ(app, target_id, landing=landing)
+    if preview is None:
         return None
     choice = await app.push_screen_wait(RestorePrompt(preview, fork=fork))
     if choice is None:
         return CANCELLED
-    if not choice.files:
-        return None
-    return PendingRestore(workspace, preview, choice)
+    return pending(app, preview, choice)
 
 
 def _why_not_restored(workspace: Workspace, preview: MovePreview) -> str | None:
@@ -115,30 +131,23 @@ async def finish_restore(app: PituiApp, pending: PendingRestore | None, *, moved
     if pending is None:
         return
     if not moved:
-        app.notify("The files were not restored (the move did not happen).", timeout=4)
+        app.say("The files were not restored (the move did not happen).")
         return
     try:
         result = await pending.workspace.restore_files(pending.preview, pending.choice.outside)
     except RestoreRefused as exc:
-        app.notify(f"Files not restored: {exc}", severity="warning", markup=False, timeout=10)
+        app.say(f"Files not restored: {exc}", "warning")
         return
     except RestoreFailed as exc:
-        app.notify(str(exc), severity="error", markup=False, timeout=10)
+        app.say(str(exc), "error")
         return
     except Exception as exc:
         log.exception("restoring files failed")
-        app.notify(
-            f"Files not restored ({type(exc).__name__}: {exc}); they are unchanged.",
-            severity="error",
-            markup=False,
-            timeout=10,
-        )
+        app.say(f"Files not restored ({type(exc).__name__}: {exc}); they are unchanged.", "error")
         return
     plan = result.plan
     kept = f" {len(result.kept)} left as they were." if result.kept else ""
-    app.notify(
+    app.say(
         f"Files restored ({summary_text(plan.changes)}).{kept} The previous files are saved: "
-        "moving back restores them.",
-        markup=False,
-        timeout=6,
+        "moving back restores them."
     )

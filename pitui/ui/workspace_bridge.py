@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def attach_workspace(app: App[int], agent: AgentSession | None) -> Callable[[], None]:
     """Let ``agent``'s approval questions open :class:`ApprovalPrompt` in ``app``, and show
-    checkpoint notes (checkpoints off, a failed capture) as notifications. Returns a function
+    checkpoint notes (checkpoints off, a failed capture) as notices. Returns a function
     that undoes it."""
     if agent is None or agent.workspace is None:
         return lambda: None
@@ -28,8 +28,11 @@ def attach_workspace(app: App[int], agent: AgentSession | None) -> Callable[[], 
 
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, CheckpointNote):
-            if event.progress:
+            say = getattr(app, "say", None)  # PituiApp: in the transcript, where it stays
+            if event.progress:  # transient ("waiting for the first checkpoint"): a toast
                 app.notify(event.message, markup=False, timeout=8)
+            elif callable(say):
+                say(event.message, "warning")
             else:
                 app.notify(event.message, severity="warning", markup=False, timeout=8)
 

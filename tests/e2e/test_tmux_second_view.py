@@ -125,7 +125,8 @@ def test_a_second_pitui_views_read_only_and_takes_over(
     )
     assert has(shown, "t take over")
     terminals.keys("second", "t")
-    terminals.wait_for("second", lambda s: "read-only" not in s, "the banner to go")
+    # The banner goes (the transcript keeps the notice that said why it was read-only).
+    terminals.wait_for("second", lambda s: "read-only ·" not in s, "the banner to go")
     # The refused prompt was kept in the editor (for a fork or a clone): clear it first.
     terminals.wait_for("second", lambda s: "hello" in s, "the refused prompt kept")
     terminals.keys("second", "C-u")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.screens import messages_shown, screen_up
 
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
@@ -61,13 +62,13 @@ def make_app(path: Path) -> PituiApp:
 
 async def wait_for_screen(pilot: Any, kind: type, seconds: float = 10) -> None:
     deadline = time.monotonic() + seconds
-    while not isinstance(pilot.app.screen, kind):
+    while not screen_up(pilot.app, kind):  # shown: a key before that answers no dialog
         assert time.monotonic() < deadline, f"{kind.__name__} never shown: {pilot.app.screen}"
         await pilot.pause(0.05)
 
 
 def notices(app: PituiApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    return messages_shown(app)
 
 
 async def test_lines_pi_appends_show_up_in_the_tree(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.screens import messages_shown, wait_for
 
 from pitui.cli import main
 from pitui.session import ReadOnlySessionError, SessionStore
@@ -121,9 +122,13 @@ async def test_full_disk_at_open_in_the_tui_is_a_notice(tmp_path: Path, disk_ful
     store = SessionStore.open(path)
     app = PituiApp(store, settings=Settings.from_dict({"ui": {"cursorBlink": False}}), cwd=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        shown = [n.message for n in app._notifications]
-        assert any(m.startswith(f"The disk holding {path} is full") for m in shown), shown
+
+        def full() -> bool:
+            return any(
+                m.startswith(f"The disk holding {path} is full") for m in messages_shown(app)
+            )
+
+        await wait_for(pilot, full)
     assert path.read_bytes() == original
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from pitui.ui.key_routing import TYPING_PAUSE
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.widgets.chat import ChatView
 from pitui.ui.widgets.prompt import PromptEditor
@@ -26,9 +27,15 @@ def screen_up(app: Any, kind: type) -> bool:
     ``app.screen`` changes the moment a screen is pushed, before it is composed: a check that
     queries the screen's widgets must wait for this, not for the type alone (on a loaded
     machine the gap is long enough to see).
+
+    A dialog answered by single keys counts once its first frame is shown: a key read before
+    that never answers it (:mod:`pitui.ui.key_routing`).
     """
     screen = app.screen
-    return isinstance(screen, kind) and screen.is_mounted
+    if not (isinstance(screen, kind) and screen.is_mounted):
+        return False
+    router = getattr(app, "key_router", None)
+    return router is None or router.shown(screen)
 
 
 async def wait_for(
@@ -49,6 +56,21 @@ async def pause_rounds(pilot: Pilot[Any], rounds: int = 15) -> None:
     wait for, e.g. the chat's consumer, which never completes)."""
     for _ in range(rounds):
         await pilot.pause(0.02)
+
+
+async def typing_over(pilot: Pilot[Any]) -> None:
+    """Pause as a user does before answering a dialog: keys that follow typing into the editor
+    within ``TYPING_PAUSE`` go to the editor, not to a dialog that opened meanwhile."""
+    await pilot.pause(TYPING_PAUSE + 0.05)
+
+
+def messages_shown(app: Any) -> list[str]:
+    """What the app told the user: the notices in the transcript, then the toasts."""
+    main = app.main_screen
+    said = []
+    if main is not None and main.is_mounted:
+        said = [n.text for n in main.query_one(ChatView).notices]
+    return said + [str(n.message) for n in app._notifications]
 
 
 def chat(app: Any) -> ChatView:

@@ -27,12 +27,18 @@ pytest_textual_snapshot.SVGImageExtension.dirname = classmethod(  # type: ignore
 
 
 @pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def isolated_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[None]:
     """Keep the developer's config, data and state out of UI tests."""
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     monkeypatch.delenv("PITUI_SESSION_DIR", raising=False)
     monkeypatch.delenv("PITUI_MODEL", raising=False)
+    if "snap_compare" in request.fixturenames:
+        # The status line shows the working directory with the home as ~: the test's folder
+        # is the home, so a session working there shows the same path in every snapshot.
+        monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     # The newline key the editor names depends on the terminal: tests see a plain xterm.
     for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "WEZTERM_PANE", "GHOSTTY_RESOURCES_DIR"):

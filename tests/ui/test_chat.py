@@ -187,13 +187,20 @@ async def test_long_tool_call_is_collapsed_and_expands_on_click_and_enter(
         assert block.tool_title == f"[bash: {command[:50]}...]"
         assert block.collapsible and not block.expanded
         # The bash tool reports 30 lines, a blank line and the exit code.
-        assert block.hidden_lines == 27
+        assert block.hidden_lines == block.hidden_above == 27
         output = str(block.query_one(".tool-output").visual)
-        # Shell output previews its end.
-        assert output.splitlines() == ["line 28", "line 29", "line 30", "", "exit code: 0"]
+        # Shell output previews its end, under a note of the lines above it.
+        assert output.splitlines() == [
+            "▲ 27 earlier lines",
+            "line 28",
+            "line 29",
+            "line 30",
+            "",
+            "exit code: 0",
+        ]
         assert str(block.query_one(".tool-args").visual) == f"$ {command}"
         more = str(block.query_one(".tool-more").visual)
-        assert more == "▼ 27 more lines (click or Enter to expand)"
+        assert more == "▼ show all lines (click or Enter to expand)"
         await pilot.click(block, offset=(4, 0))
         await pilot.pause()
         assert block.expanded

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from support.llm_server import ScriptedLLMServer, text, tool_call
 from support.screens import SIZE, screen_up, wait_for
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList, RadioSet, Static
 
 from pitui.agent.approval import ApprovalRequest, build_request
 from pitui.agent.session import AgentSession
@@ -23,12 +24,15 @@ from pitui.agent.workspace import MovePreview, Workspace
 from pitui.checkpoint.settings import read_workspace_settings
 from pitui.config.settings import Settings
 from pitui.session import SessionStore
+from pitui.session import ids as session_ids
 from pitui.session.shapes import APPROVAL_TYPE
 from pitui.ui.app import PituiApp
+from pitui.ui.key_routing import TYPING_PAUSE
 from pitui.ui.screens.approval_prompt import ApprovalPrompt
 from pitui.ui.screens.fork_picker import ForkPickerScreen
 from pitui.ui.screens.main import MainScreen
 from pitui.ui.screens.restore_prompt import RestoreChoice, RestorePrompt
+from pitui.ui.screens.summary_prompt import SummaryChoice, SummaryOffer
 from pitui.ui.screens.tree_browser import TreeBrowserScreen
 from pitui.ui.widgets.files_tab import FilesTab
 from pitui.ui.widgets.files_view import FilesView
@@ -47,8 +51,9 @@ def workspace_for(project: Path, values: dict[str, Any] | None = None, **kw: Any
     return Workspace(read_workspace_settings(Settings.from_dict(values), **kw), project)
 
 
-async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    """Two runs on a project: the first refactors app.py, the second adds docs."""
+async def build_session(tmp_path: Path, tail: str = "") -> tuple[Path, Path, dict[str, str]]:
+    """Two runs on a project: the first refactors app.py, the second adds docs (``tail``
+    makes the messages longer)."""
     project = tmp_path / "project"
     write(project, {"app.py": "def main():\n    return 1\n", "util.py": "X = 1\n"})
     store = SessionStore.create(tmp_path / "sessions", str(project))
@@ -57,7 +62,7 @@ async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     ids: dict[str, str] = {}
 
     async def run(n: int, change: Callable[[], None]) -> None:
-        ids[f"u{n}"] = store.append_message(message("user", f"step {n}"))
+        ids[f"u{n}"] = store.append_message(message("user", f"step {n}{tail}"))
         call = {"type": "toolCall", "id": f"c{n}", "name": "bash", "arguments": {"command": "…"}}
         ids[f"a{n}"] = store.append_message(
             {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
@@ -66,7 +71,7 @@ async def build_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         change()
         store.append_message(message("toolResult", "ok", toolCallId=f"c{n}", toolName="bash"))
         ids[f"done{n}"] = store.append_message(
-            message("assistant", f"Done {n}.", stopReason="stop")
+            message("assistant", f"Done {n}.{tail}", stopReason="stop")
         )
         ref = await workspace.checkpoint("after-run")
         assert ref is not None
@@ -198,6 +203,50 @@ async def test_conversation_only_and_cancel_leave_the_files(tmp_path: Path) -> N
         assert picture(project) == before
 
 
+async def test_one_dialog_asks_about_the_summary_and_the_files(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """Leaving a branch whose files differ: one dialog, with the summary choice above the files
+    (no second dialog); its count is of the entries the tree shows (not the checkpoints)."""
+    path, project, ids = await build_session(tmp_path)
+    llm.script(text("They added docs."))
+    app = make_app(
+        path, project, {"branchSummary": {"skipPrompt": False}}, api_base=f"{llm.url}/v1"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        shown: list[str] = []
+        app.screen_change_signal.subscribe(
+            app, lambda screen: shown.append(type(screen).__name__), immediate=True
+        )
+        tree = await open_tree(pilot)
+        # Run 2 is left: its prompt, the call (no text: not a row), the result, the reply and
+        # the checkpoint (bookkeeping): the tree shows 3 of them.
+        await go_to(pilot, tree, ids["done1"])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen_up(app, RestorePrompt))
+        prompt = app.screen
+        assert isinstance(prompt, RestorePrompt)
+        title = str(prompt.query_one("#restore-title", Static).render())
+        assert title.startswith("Moving here leaves a branch of 3 entries. The files on disk")
+        # The keyboard: Tab to the summary choice, → to "Summarize", Space; then r.
+        for _ in range(4):
+            if isinstance(app.focused, RadioSet):
+                break
+            await pilot.press("tab")
+        assert isinstance(app.focused, RadioSet)
+        await pilot.press("right", "space")
+        assert prompt.summary_choice() == SummaryChoice(True)
+        await pilot.press("r")
+        await wait_for(
+            pilot, lambda: app.store.leaf is not None and app.store.leaf.type == "branch_summary"
+        )
+        await wait_for(pilot, lambda: not (project / "README.md").exists())
+        summary = app.store.get(app.store.leaf_id or "")
+        assert summary["parentId"] == ids["done1"]
+        assert "They added docs." in summary["summary"]
+        assert shown.count("RestorePrompt") == 1 and "SummaryPrompt" not in shown
+
+
 async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> None:
     path, project, ids = await build_session(tmp_path)
     write(project, {"app.py": "my own edit\n"})
@@ -279,6 +328,7 @@ async def test_ask_mode_shows_the_command_and_runs_it_after_yes(
         await wait_for(pilot, lambda: screen_up(app, ApprovalPrompt))
         shown = str(app.screen.query_one("#approval-preview-text", Static).render())
         assert shown == "$ echo hi > out.txt"
+        await asyncio.sleep(TYPING_PAUSE)  # keys typed on after "go" never answer the dialog
         await pilot.press("y")
         await wait_for(pilot, lambda: screen_up(app, ApprovalPrompt))
         await pilot.press("n")
@@ -381,17 +431,26 @@ async def test_untrusted_names_and_contents_stay_literal(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("key", "answer"),
-    [("y", "yes"), ("n", "no"), ("escape", "no"), ("p", "prefix"), ("s", "session")],
+    ("keys", "answer"),
+    [
+        (["y"], "yes"),
+        (["n"], "no"),
+        (["escape"], "no"),
+        (["alt+p"], "prefix"),
+        (["alt+s"], "session"),
+        (["down", "down", "enter"], "prefix"),  # moved there with the arrows: deliberate
+        # "always" takes a deliberate key: the letters of text choose nothing
+        (["p", "s", "a", "escape"], "no"),
+    ],
 )
-async def test_approval_prompt_answers(tmp_path: Path, key: str, answer: str) -> None:
+async def test_approval_prompt_answers(tmp_path: Path, keys: list[str], answer: str) -> None:
     request = build_request(
         "bash", "call_1", {"command": "git status --short"}, tmp_path, ("git status --short",)
     )
     harness = Harness(ApprovalPrompt(request))
     async with harness.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: screen_up(harness, ApprovalPrompt))
-        await pilot.press(key)
+        await pilot.press(*keys)
         await pilot.pause()
     assert harness.result == answer
 
@@ -404,8 +463,11 @@ def approval_request(tmp_path: Path) -> ApprovalRequest:
     return build_request("edit", "call_1", args, tmp_path, preview_lines("edit", args, tmp_path))
 
 
-def test_approval_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
-    assert snap_compare(Harness(ApprovalPrompt(approval_request(tmp_path))), terminal_size=SIZE)
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_approval_prompt_snapshot(
+    snap_compare: Callable[..., bool], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    assert snap_compare(Harness(ApprovalPrompt(approval_request(tmp_path))), terminal_size=size)
 
 
 def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
@@ -417,6 +479,51 @@ def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Pa
         await pilot.pause()
 
     assert snap_compare(harness, terminal_size=SIZE, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_move_prompt_with_the_summary_choice_snapshot(
+    snap_compare: Callable[..., bool], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """A move in the tree that leaves a branch and finds other files: one dialog."""
+    preview = preview_for(tmp_path)
+    harness = Harness(RestorePrompt(preview, summary=SummaryOffer(3), cursor_blink=False))
+
+    async def settle(pilot: Pilot[Any]) -> None:
+        await wait_for(pilot, lambda: screen_up(harness, RestorePrompt))
+        await pilot.pause()
+
+    assert snap_compare(harness, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_files_tab_snapshot(
+    snap_compare: Callable[..., bool],
+    tmp_path: Path,
+    size: tuple[int, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Files tab of the tree's details pane: the diff gets the pane's width (under the
+    list, lines not wrapped), and the rows' ✎ counts stay in view on long rows."""
+    counter = iter(range(1, 10_000))  # entry ids the same in every run (the head names one)
+    fake = types.SimpleNamespace(token_hex=lambda n: f"{next(counter):0{2 * n}x}")
+    monkeypatch.setattr(session_ids, "secrets", fake)
+    tail = " The refactor moved the helpers out and removed the old utility module for good."
+    path, project, ids = asyncio.run(build_session(tmp_path, tail))
+    app = make_app(path, project)
+
+    async def files_tab(pilot: Pilot[Any]) -> None:
+        tree = await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        if not details.display:
+            await pilot.press("i")
+        await go_to(pilot, tree, ids["done1"])
+        details.set_tab("files")
+        view = app.screen.query_one(FilesTab).query_one(FilesView)
+        await wait_for(pilot, lambda: len(view.diffs) == 3)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=files_tab)
 
 
 async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(

@@ -37,12 +37,17 @@ def log_path(tmp_path: Path) -> Iterator[Path]:
 
 
 def record_notices(app: PituiApp) -> list[tuple[str, str]]:
+    """What the app tells the user: notices for the transcript (``say``) and toasts."""
     notes: list[tuple[str, str]] = []
 
     def notify(message: str, *, severity: str = "information", **kw: Any) -> None:
         notes.append((str(message), severity))
 
+    def say(text: str, severity: str = "information", **kw: Any) -> None:
+        notes.append((text, severity))
+
     app.notify = notify  # type: ignore[method-assign, assignment]
+    app.say = say  # type: ignore[method-assign, assignment]
     return notes
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from support.screens import command, screen_up, wait_for
+from support.screens import command, messages_shown, screen_up, wait_for
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
@@ -33,7 +33,7 @@ def export_page_data(path: Path) -> dict[str, Any]:
 
 
 def said(app: PituiApp, start: str) -> bool:
-    return any(str(n.message).startswith(start) for n in app._notifications)
+    return any(message.startswith(start) for message in messages_shown(app))
 
 
 async def swapped(pilot: Pilot[int], before: SessionStore) -> None:

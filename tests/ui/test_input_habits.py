@@ -362,9 +362,10 @@ def test_which_terminals_report_shift_enter(env: dict[str, str], reported: bool)
 
 
 async def test_newline_keys_and_the_one_time_hint(
-    app_factory: Callable[..., PituiApp],
+    app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
-    app = app_factory(model=None)
+    llm.script(text("Three lines."), text("Again."))
+    app = app_factory(llm_url=llm.url)
     async with app.run_test(size=SIZE) as pilot:
         editor = app.query_one(PromptEditor)
         assert not editor.shift_enter_reported  # the tests' terminal is a plain xterm

@@ -7,10 +7,17 @@ fixture sessions (or entries written here), the test clock, no cursor blink, no 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
+from conftest import fixed_clock
 from textual.pilot import Pilot
 
+from pitui.agent.session import AgentSession
+from pitui.agent.workspace import Workspace
+from pitui.checkpoint.settings import read_workspace_settings
+from pitui.config.settings import Settings
 from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
 from pitui.ui.widgets.chat import ChatView, SummaryBlock, ToolBlock
@@ -224,3 +231,87 @@ def test_new_messages_marker(snap_compare: Any, app_factory: Callable[..., Pitui
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=scroll_up_then_append)
+
+
+SIZES = [(80, 24), (120, 40)]
+SIZE_IDS = ["80x24", "120x40"]
+
+REPLY_WITH_HEADINGS = (
+    "# Plan\n\nThree steps, see [the notes](https://example.com).\n\n## Step one\n\n"
+    "Read the tree widget.\n\n### Details\n\nNothing else."
+)
+
+
+def _notices_app(tmp_path: Path) -> PituiApp:
+    """A reply with headings and a link, then a prompt refused for want of a model (kept in
+    the editor, the notice in the transcript), with ``--approve ask`` in the status line."""
+    merged = Settings.from_dict({"ui": {"cursorBlink": False}, **WINDOW_200K})
+    store = SessionStore.create(tmp_path / "sessions", str(tmp_path))
+
+    def factory(s: SessionStore) -> AgentSession:
+        workspace = Workspace(read_workspace_settings(merged, approve="ask"), tmp_path)
+        return AgentSession(
+            s, cwd=tmp_path, model="openai/test-model", settings=merged, workspace=workspace
+        )
+
+    store.append_message({"role": "user", "content": [{"type": "text", "text": "A plan?"}]})
+    store.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": REPLY_WITH_HEADINGS}],
+            "stopReason": "stop",
+        }
+    )
+    return PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_notices_headings_and_the_status_line(
+    snap_compare: Any, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    app = _notices_app(tmp_path)
+
+    async def refuse(pilot: Pilot[Any]) -> None:
+        view = pilot.app.query_one(ChatView)
+        await view.wait_idle()
+        agent = pilot.app.agent  # type: ignore[attr-defined]
+        agent.model_name = None  # the model goes away: the next prompt is refused
+        await pilot.press(*"next step", "enter")
+        await view.wait_idle()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=refuse)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_help_screen(
+    snap_compare: Any, app_factory: Callable[..., PituiApp], size: tuple[int, int]
+) -> None:
+    """F1: keys and what they do in two columns (a long description wraps in its own)."""
+    assert snap_compare(app_factory(model=None), terminal_size=size, press=["f1"])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_fork_picker(
+    snap_compare: Any, app_factory: Callable[..., PituiApp], size: tuple[int, int]
+) -> None:
+    """/fork: each prompt with when it was sent, its branch, and the reply that followed."""
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+
+    async def open_picker(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        pilot.app.run_slash("/fork")  # type: ignore[attr-defined]
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=open_picker)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_shell_output_collapsed(
+    snap_compare: Any, app_factory: Callable[..., PituiApp], size: tuple[int, int]
+) -> None:
+    """A collapsed bash result shows its last lines under "▲ N earlier lines" (the hidden lines
+    are above them), and the toggle under them."""
+    app = app_factory(settings=WINDOW_200K)
+    _tool_session(app.store)
+    assert snap_compare(app, terminal_size=size)

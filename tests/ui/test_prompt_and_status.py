@@ -7,6 +7,7 @@ import re
 import sys
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from support.llm_server import ScriptedLLMServer, error, slow, text
 from support.screens import SIZE, run_finished, wait_for
 from textual.app import App
 
+from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
 from pitui.ui.widgets.chat import UserBlock
 from pitui.ui.widgets.prompt import PromptEditor
@@ -41,8 +43,9 @@ async def test_enter_submits_and_ctrl_j_adds_a_newline(
         assert editor.text == "line one\nline two\nthree"
         await pilot.press("enter")
         await pilot.pause()
-        assert editor.text == ""
         assert editor.prompt_history[-1] == "line one\nline two\nthree"
+        # No model: the prompt is not sent, and not lost (it is back in the editor).
+        assert editor.text == "line one\nline two\nthree"
 
 
 async def test_submit_posts_the_prompt_and_ignores_blank_text(
@@ -155,6 +158,58 @@ async def test_status_shows_model_thinking_gauge_and_branch_position(
         # An answer written later but timestamped earlier than its sibling comes first.
         app.store.branch("2eb29f80")
         await wait_for(pilot, lambda: "branch 1 of 2" in status(app))
+
+
+@pytest.mark.parametrize("mode", ["ask", "read-only", "auto"])
+async def test_status_shows_the_approval_mode_and_the_working_directory(
+    tmp_path: Path, mode: str
+) -> None:
+    from conftest import fixed_clock
+
+    from pitui.agent.session import AgentSession
+    from pitui.agent.workspace import Workspace
+    from pitui.checkpoint.settings import read_workspace_settings
+    from pitui.config.settings import Settings
+
+    merged = Settings.from_dict({"ui": {"cursorBlink": False}})
+    store = SessionStore.create(tmp_path / "sessions", str(tmp_path))
+
+    def factory(s: SessionStore) -> AgentSession:
+        workspace = Workspace(read_workspace_settings(merged, approve=mode), tmp_path)
+        return AgentSession(
+            s, cwd=tmp_path, model="openai/test-model", settings=merged, workspace=workspace
+        )
+
+    app = PituiApp(store, agent_factory=factory, settings=merged, clock=fixed_clock, cwd=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        line = status(app)
+        parts = line.split("  ·  ")
+        assert parts[-1] == str(tmp_path)  # where the tools run, last
+        if mode == "auto":
+            assert "approve:" not in line  # pi's way: nothing to say
+        else:
+            assert f"approve: {mode}" in parts
+
+
+async def test_a_narrow_status_line_drops_parts_then_ends_with_an_ellipsis(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-labels-and-names.jsonl", settings=WINDOW_200K)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        widget = app.query_one(StatusLine)
+        full = widget.render_text()
+        shown = str(widget.render())
+        assert len(full) > 78 and "thinking" in full
+        assert len(shown) <= 78 and shown.startswith("openai/test-model")
+        assert "thinking" not in shown  # dropped before anything is cut
+        widget.mark_busy()  # the spinner takes room on the right
+        await pilot.pause()
+        busy = str(widget.render())
+        assert len(busy) <= 78 and "working" in busy
+        left = busy.split("   ")[0]
+        assert left.endswith("…") or len(left) < len(shown)
 
 
 async def test_gauge_is_unknown_right_after_a_compaction(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture, make_app
-from support.screens import back_to_main, pause_rounds, screen_up, submit
+from support.screens import back_to_main, pause_rounds, screen_up, submit, typing_over
 from textual.pilot import Pilot
 
 from pitui.session import SessionStore
@@ -26,14 +26,24 @@ PID = f"pid {os.getpid()}"
 
 
 def notices(app: PituiApp) -> list[str]:
+    """What the app tells the user: notices for the transcript and toasts."""
     seen: list[str] = []
-    original = app.notify
+    original_notify, original_say = app.notify, app.say
 
     def notify(message: str, **kw: Any) -> None:
         seen.append(str(message))
-        original(message, **kw)
+        original_notify(message, **kw)
+
+    def say(text: str, *args: Any, **kw: Any) -> None:
+        seen.append(text)
+        app.notify = original_notify  # type: ignore[method-assign]
+        try:
+            original_say(text, *args, **kw)
+        finally:
+            app.notify = notify  # type: ignore[method-assign, assignment]
 
     app.notify = notify  # type: ignore[method-assign, assignment]
+    app.say = say  # type: ignore[method-assign, assignment]
     return seen
 
 
@@ -83,6 +93,7 @@ async def test_a_held_session_opens_read_only_with_a_banner_and_writes_offer_for
         assert "t take over" not in str(app.screen.query_one("#read-only-keys").render())
         assert app.main_screen is not None
         assert app.main_screen.query_one(PromptEditor).text == "hello there"  # not lost
+        await typing_over(pilot)
         await pilot.press("t")  # not offered while the other pitui holds it
         await pause_rounds(pilot, 5)
         assert store.read_only
@@ -94,6 +105,7 @@ async def test_a_held_session_opens_read_only_with_a_banner_and_writes_offer_for
         # Clone from the dialog: a new session this pitui writes.
         await submit(pilot, "/label here")
         assert isinstance(app.screen, ReadOnlyScreen)
+        await typing_over(pilot)
         await pilot.press("c")
         await pause_rounds(pilot)
         assert app.store is not store and not app.store.read_only

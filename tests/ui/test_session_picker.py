@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXED_NOW, make_app
+from support.screens import screen_up, wait_for
 from textual.widgets import Input, OptionList
 
 from pitui.config.paths import resolve_session_folder
@@ -317,15 +318,13 @@ async def test_ctrl_d_deletes_after_confirmation(
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_picker(app, pilot, [])
         await pilot.press("down", "down", "ctrl+d")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmDeleteScreen)
+        await wait_for(pilot, lambda: screen_up(app, ConfirmDeleteScreen))
         await pilot.press("n")
         await pilot.pause()
         assert app.screen is screen
         assert sessions.flaky.exists()
         await pilot.press("ctrl+d")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmDeleteScreen)
+        await wait_for(pilot, lambda: screen_up(app, ConfirmDeleteScreen))
         await pilot.press("y")
         await pilot.pause()
         assert app.screen is screen

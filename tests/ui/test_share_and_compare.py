@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_app
-from support.screens import SIZE, command, screen_up, wait_for
+from support.screens import SIZE, command, messages_shown, screen_up, wait_for
 from textual.widgets import Input, OptionList, Static
 
 from pitui.session import SessionStore
@@ -55,8 +55,8 @@ async def test_export_with_options_runs_off_the_event_loop(app: PituiApp, tmp_pa
         await command(pilot, "/export html --branch-only")
         await wait_for(pilot, (tmp_path / "sample.html").exists)
         await command(pilot, "/export --bogus")
-        await pilot.pause(0.1)
-        messages = [str(n.message) for n in app._notifications]
+        await wait_for(pilot, lambda: any("--bogus" in m for m in messages_shown(app)))
+        messages = messages_shown(app)
         assert any("Unknown option --bogus" in m for m in messages)
         assert any(m.startswith("Exported md to") for m in messages)
 

@@ -124,10 +124,11 @@ async def test_a_flood_of_output_keeps_a_bounded_tail_on_screen(
         block = running_block(app)
         assert block is not None
         # Collapsed: the last lines and how many are hidden.
-        assert shown(block).splitlines() == [str(n) for n in range(99996, 100001)]
+        lines = shown(block).splitlines()
+        assert lines == ["▲ 99995 earlier lines", *(str(n) for n in range(99996, 100001))]
         assert block.live_lines == 100000
         more = shown(block, ".tool-more")
-        assert more == "▼ 99995 more lines (click or Enter to expand)"
+        assert more == "▼ show all lines (click or Enter to expand)"
         # Expanded (a click): the kept tail (bounded) with a note of what came before.
         await pilot.click(block, offset=(4, 0))
         await pilot.pause(0.1)

@@ -243,9 +243,11 @@ async def test_keyboard_moves_the_cursor_and_the_details_follow(
         assert str(app.screen.query_one("#tree-status").render()) == "(17/17)"
 
 
-async def test_a_click_highlights_and_a_second_click_selects(
+async def test_a_click_highlights_and_enter_selects(
     app_factory: Callable[..., PituiApp],
 ) -> None:
+    """A click never selects, also on the highlighted row (a mouse user taking the focus back
+    from the details pane must not move the leaf); Enter or a double click does."""
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
         tree = await open_tree(pilot)
@@ -262,11 +264,18 @@ async def test_a_click_highlights_and_a_second_click_selects(
         await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y))
         await pilot.pause()
         assert tree.cursor_entry_id == ALTERNATIVE  # highlighted, not selected
-        assert selected == []
-        assert app.store.leaf_id == LEAF
+        # The focus goes to the details pane (a click on a tab), and a click comes back to
+        # the highlighted row, after the double-click time: it highlights, nothing more.
+        await pilot.click("#tree-details Tab#--content-tab-tab-context")
+        await pilot.pause(app.CLICK_CHAIN_TIME_THRESHOLD + 0.1)
+        assert app.screen.focused is not tree
+        footer = {b.description for (_n, b, _e, _t) in app.screen.active_bindings.values()}
+        assert "Back to the tree" in footer  # and Esc does that
         await pilot.click(SessionTree, offset=(30, line - tree.scroll_offset.y))
+        await pilot.pause()
+        assert tree.has_focus and selected == [] and app.store.leaf_id == LEAF
+        await pilot.press("enter")
         await wait_for(pilot, lambda: selected == [ALTERNATIVE])
-        assert tree.cursor_entry_id == ALTERNATIVE
         # Leaving the tie branch: the summary prompt offers "No summary" only (no model).
         await wait_for(pilot, lambda: screen_up(app, SummaryPrompt))
         options = app.screen.query_one(OptionList)
@@ -276,6 +285,21 @@ async def test_a_click_highlights_and_a_second_click_selects(
         assert isinstance(app.screen, TreeBrowserScreen)
         assert tree.is_on_path(ALTERNATIVE)
         assert not tree.is_on_path(LEAF)
+
+
+async def test_esc_in_the_details_pane_goes_back_to_the_tree(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = await open_tree(pilot)
+        await pilot.press("tab")
+        assert not tree.has_focus
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, TreeBrowserScreen) and tree.has_focus
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: screen_up(app, MainScreen))
 
 
 async def test_a_double_click_selects_at_once(app_factory: Callable[..., PituiApp]) -> None:
@@ -1125,6 +1149,25 @@ async def test_at_80x24_the_details_start_hidden_and_d_toggles_them(
     async with app_factory("pi-v3-branches.jsonl", model=None).run_test(size=SIZE) as pilot:
         await open_tree(pilot)
         assert pilot.app.screen.query_one(DetailsPane).display  # wide: shown
+
+
+async def test_details_shown_by_a_wider_terminal_show_the_highlighted_entry(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    """They said "Nothing selected." on a selected row when a resize showed them."""
+    from textual.widgets import Static
+
+    from pitui.ui.widgets.inspectors import DetailsPane
+
+    app = app_factory("pi-v3-branches.jsonl", model=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_tree(pilot)
+        details = app.screen.query_one(DetailsPane)
+        assert not details.display
+        await pilot.resize_terminal(120, 40)
+        await wait_for(pilot, lambda: details.display and details.entry_id == LEAF)
+        meta = str(details.query_one("#entry-meta", Static).render())
+        assert "Nothing selected" not in meta and LEAF in meta
 
 
 async def test_the_footer_always_says_how_to_close(app_factory: Callable[..., PituiApp]) -> None:

@@ -1,10 +1,13 @@
 """``ApprovalPrompt``: approval mode ``ask`` asks before a write, an edit or a command.
 
 Shows the command (bash) or the diff the call would make (write, edit), and dismisses with the
-answer: ``y`` yes, ``n`` no (also Esc), ``p`` always for this command prefix (or this file;
-for a destructive command, exactly this command),
-``s`` always for this tool in this session. :func:`asker_for` turns it into the workspace's
-asker (the agent awaits the answer; the app stays responsive meanwhile).
+answer: ``y`` yes, ``n`` no (also Esc), ``Alt+P`` always for this command prefix (or this
+file; for a destructive command, exactly this command), ``Alt+S`` always for this tool in this
+session. An "always" answer takes a deliberate key: never a letter met in text, never a bare
+Enter (Enter on an "always" row that the user moved to with the arrows chooses it). Keys typed
+while the dialog opened never answer it (:mod:`pitui.ui.key_routing`). :func:`asker_for` turns
+it into the workspace's asker (the agent awaits the answer; the app stays responsive
+meanwhile).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from pitui.agent.approval import Answer, ApprovalRequest, Asker
+from pitui.ui.key_routing import AnswersByKey
 from pitui.ui.widgets.files_view import clean
 
 if TYPE_CHECKING:
@@ -52,7 +56,11 @@ def preview_content(request: ApprovalRequest) -> Content:
     return Content.assemble(*parts) if parts else Content("(nothing to show)")
 
 
-class ApprovalPrompt(ModalScreen[Answer]):
+ALWAYS_KEYS = {"prefix": "alt+p", "session": "alt+s"}
+"""The deliberate keys of the "always" answers."""
+
+
+class ApprovalPrompt(AnswersByKey, ModalScreen[Answer]):
     """Allow this tool call?"""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -81,8 +89,8 @@ class ApprovalPrompt(ModalScreen[Answer]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer('yes')", "Yes"),
         Binding("n", "answer('no')", "No"),
-        Binding("p", "answer('prefix')", "Always (prefix)"),
-        Binding("s", "answer('session')", "Always (session)"),
+        Binding(ALWAYS_KEYS["prefix"], "answer('prefix')", "Always (prefix)"),
+        Binding(ALWAYS_KEYS["session"], "answer('session')", "Always (session)"),
         Binding("escape", "answer('no')", "No"),
     ]
 
@@ -106,8 +114,8 @@ class ApprovalPrompt(ModalScreen[Answer]):
             with VerticalScroll(id="approval-preview"):
                 yield Static(preview_content(request), id="approval-preview-text", markup=False)
             options = [
-                Option(Content("y  Yes"), id="yes"),
-                Option(Content("n  No (the model is told you declined)"), id="no"),
+                Option(Content("y      Yes"), id="yes"),
+                Option(Content("n      No (the model is told you declined)"), id="no"),
             ]
             if request.prefix_rule:
                 if request.exact:
@@ -116,10 +124,10 @@ class ApprovalPrompt(ModalScreen[Answer]):
                     rule = f"commands matching {clean(request.prefix_rule)}"
                 else:
                     rule = f"{request.tool} of {clean(request.prefix_rule)}"
-                options.append(Option(Content(f"p  Always allow {rule}"), id="prefix"))
+                options.append(Option(Content(f"Alt+P  Always allow {rule}"), id="prefix"))
             scope = "file edits" if request.session_scope == "files" else request.tool
             options.append(
-                Option(Content(f"s  Always allow {clean(scope)} in this session"), id="session")
+                Option(Content(f"Alt+S  Always allow {clean(scope)} in this session"), id="session")
             )
             yield OptionList(*options, id="approval-options")
             yield Static(

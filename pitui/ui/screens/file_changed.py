@@ -18,6 +18,7 @@ from pitui.errors import UserError
 from pitui.session import SessionStore
 from pitui.session.ids import file_timestamp, now_iso
 from pitui.ui.app_state import UsesApp
+from pitui.ui.key_routing import AnswersByKey
 
 
 def copy_path(path: Path) -> Path:
@@ -27,7 +28,7 @@ def copy_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.copy-{file_timestamp(now_iso())}{path.suffix}")
 
 
-class FileChangedScreen(UsesApp, ModalScreen[None]):
+class FileChangedScreen(AnswersByKey, UsesApp, ModalScreen[None]):
     DEFAULT_CSS: ClassVar[str] = """
     FileChangedScreen { align: center middle; }
     FileChangedScreen > Vertical {
@@ -65,12 +66,12 @@ class FileChangedScreen(UsesApp, ModalScreen[None]):
         try:
             store = SessionStore.open(path, folder=app.store.folder, cwd=app.store.cwd)
         except UserError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.say(str(exc), "error")
             return
         self.dismiss(None)
         app.switch_session(store)
         if store.read_only and store.read_only_reason:
-            app.notify(store.read_only_reason, severity="warning", markup=False)
+            app.say(store.read_only_reason, "warning")
 
     def action_save_copy(self) -> None:
         app = self.pitui
@@ -81,12 +82,12 @@ class FileChangedScreen(UsesApp, ModalScreen[None]):
         try:
             lost = app.store.save_copy(dest)
         except UserError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.say(str(exc), "error")
             return
         note = (
             f" ({lost} entries were no longer in the file and could not be saved)" if lost else ""
         )
-        app.notify(f"Saved a copy to {dest}{note}.", markup=False, timeout=8)
+        app.say(f"Saved a copy to {dest}{note}.")
         self.dismiss(None)
 
     def action_close(self) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -16,8 +16,11 @@ if TYPE_CHECKING:
 
 KEYS = [
     ("Enter", "send the prompt"),
-    ("Alt+Enter, Ctrl+J", "new line in the prompt (also Shift+Enter where the terminal"),
-    ("", "reports it: kitty, WezTerm, foot, Ghostty; not inside tmux)"),
+    (
+        "Alt+Enter, Ctrl+J",
+        "new line in the prompt (also Shift+Enter where the terminal reports it: kitty, "
+        "WezTerm, foot, Ghostty; not inside tmux)",
+    ),
     ("Up (empty prompt)", "recall earlier prompts"),
     ("/", "command dropdown: Up/Down choose, Tab completes, Enter runs, Esc closes"),
     ("Tab", "complete a /command (the common part, else the highlighted one)"),
@@ -31,12 +34,50 @@ KEYS = [
     ("Ctrl+Q", "quit"),
 ]
 
+TREE_KEYS = [
+    ("↑ ↓, PgUp PgDn", "move"),
+    ("← →", "fold, or jump between branch points"),
+    ("Enter, double click", "select (a click only highlights)"),
+    ("/", "search"),
+    ("f", "cycle the filters"),
+    ("L", "label the entry"),
+    ("c", "copy the entry"),
+    ("d", "compare its context with another entry"),
+    ("i", "show or hide the details pane (Tab moves into it, Esc comes back)"),
+]
+
+DIALOG_NOTE = (
+    "Dialogs answered with one key take no key typed while they opened: keep typing and the "
+    'keys go to the prompt; pause, then answer. An "always" answer takes Alt and its letter.'
+)
+
+
+class HelpRow(Horizontal):
+    """A key and what it does; the description wraps in its own column."""
+
+    DEFAULT_CSS: ClassVar[str] = """
+    HelpRow { height: auto; }
+    HelpRow > .-key { width: 26; color: $text-accent; }
+    HelpRow > .-what { width: 1fr; }
+    """
+
+    def __init__(self, key: str, what: str) -> None:
+        super().__init__()
+        self.key, self.what = key, what
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(self.key), classes="-key")
+        yield Static(Content(self.what), classes="-what")
+
 
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS: ClassVar[str] = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 80; max-height: 90%; border: round $primary;
-        background: $surface; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 96; max-width: 100%; max-height: 90%;
+        border: round $primary; background: $surface; padding: 1 2; height: auto; }
+    HelpScreen .-heading { text-style: bold; margin: 1 0 0 0; }
+    HelpScreen .-heading.-first { margin: 0; }
+    HelpScreen .-note { color: $text-muted; margin-top: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,q", "dismiss", "Close"),
@@ -47,21 +88,17 @@ class HelpScreen(ModalScreen[None]):
         self.commands = commands
 
     def compose(self) -> ComposeResult:
-        lines = ["Keys", ""]
-        lines += [f"  {key:<22} {what}" for key, what in KEYS]
-        lines += ["", "Commands", ""]
-        for command in self.commands.values():
-            usage = f"/{command.name} {command.usage}".strip()
-            lines.append(f"  {usage:<32} {command.help}")
-        lines += [
-            "",
-            "In the tree: ↑/↓ move, ←/→ fold or jump between branch points, Enter (or a",
-            "second click) selects, / searches, f cycles filters, L labels, c copies,",
-            "d compares the context with another entry, i shows or hides the details",
-            "pane, Tab moves into it.",
-        ]
         with VerticalScroll():
-            yield Static(Content("\n".join(lines)))
+            yield Static(Content("Keys"), classes="-heading -first")
+            for key, what in KEYS:
+                yield HelpRow(key, what)
+            yield Static(Content("Commands"), classes="-heading")
+            for command in self.commands.values():
+                yield HelpRow(f"/{command.name} {command.usage}".strip(), command.help)
+            yield Static(Content("In the tree"), classes="-heading")
+            for key, what in TREE_KEYS:
+                yield HelpRow(key, what)
+            yield Static(Content(DIALOG_NOTE), classes="-note")
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

@@ -127,25 +127,34 @@ class MainScreen(UsesApp, Screen[None]):
         self.run_worker(run_command(CommandContext(self.pitui, self), line), group="command")
 
     def send_prompt(self, text: str) -> None:
+        """Send ``text``; a refused prompt stays in the editor (nothing typed is lost) and the
+        transcript says why and what to do."""
         app = self.pitui
         editor = self.query_one(PromptEditor)
-        if app.refuse_write():
+
+        def keep() -> None:
             if not editor.text:
-                editor.set_text(text)  # kept for a fork or a clone
+                editor.set_text(text)
+
+        if app.refuse_write():
+            keep()  # kept for a fork or a clone
             return
-        editor.hint_newline()
         agent = app.agent
         if agent is None:
-            self.notify(app.status_note or "No model is configured.", severity="warning")
+            keep()
+            app.say(no_model_sentence(app.status_note), "warning")
             return
         if agent.running:
+            editor.hint_newline()
             agent.steer(text)
-            self.notify("Queued: delivered after the current tool batch.", timeout=3)
+            app.say("Queued: delivered after the current tool batch.")
             return
         problem = agent.problem()
         if problem:
-            self.notify(problem, severity="error", markup=False)
+            keep()
+            app.say(no_model_sentence(None) if agent.model_ref is None else problem, "warning")
             return
+        editor.hint_newline()
         self.query_one(StatusLine).mark_busy()
         self._run_agent(text)
 
@@ -155,7 +164,7 @@ class MainScreen(UsesApp, Screen[None]):
         assert agent is not None
         result = await self.pitui.errors.run(agent.prompt(text), "running the agent")
         if result is not None and result.error is not None:
-            self.notify(result.error.message, severity="error", markup=False, timeout=8)
+            self.pitui.say(result.error.message, "error")
 
     # ------------------------------------------------------------------ keys
 
@@ -201,15 +210,19 @@ class MainScreen(UsesApp, Screen[None]):
         self.query_one(ChatView).jump_to_end()
 
     def on_key(self, event: events.Key) -> None:
-        """Typing that reached the screen (the focus is elsewhere, e.g. after Tab) goes into
-        the editor."""
+        """Typing that reached the screen goes into the editor: the focus is elsewhere (after
+        Tab), or was nowhere when the key was read (just after start: the editor may have the
+        focus by now, but this key went past it)."""
+        if not event.is_printable or event.character is None:
+            return
         editor = self.query_one(PromptEditor)
-        if event.is_printable and event.character not in (None, " ") and not editor.has_focus:
-            focused = self.focused
-            if focused is None or self.query_one(ChatView) in focused.ancestors_with_self:
-                event.stop()
+        focused = self.focused
+        in_chat = focused is not None and self.query_one(ChatView) in focused.ancestors_with_self
+        if focused is None or focused is editor or (in_chat and event.character != " "):
+            event.stop()
+            if not editor.has_focus:
                 editor.focus()
-                editor.insert(event.character)
+            editor.insert(event.character)
 
     def action_tree(self) -> None:
         self.open_tree()
@@ -237,6 +250,22 @@ class MainScreen(UsesApp, Screen[None]):
 
 
 NEW_BELOW = "↓ new messages below · Ctrl+End"
+
+
+def no_model_sentence(note: str | None) -> str:
+    """Why a prompt was not sent without a model, and how to set one (the settings file's
+    path), or try the offline demo."""
+    from pitui.config.settings import user_settings_path
+    from pitui.text import tilde_path
+
+    why = (note or "No model is configured").rstrip(".")
+    settings = tilde_path(str(user_settings_path()))
+    return (
+        f"{why}: the prompt was not sent (it is still in the editor). Start pitui with "
+        "--model provider/name (its API key in the provider's variable, e.g. "
+        f"ANTHROPIC_API_KEY), or set defaultModel in {settings}; pitui --demo tries an "
+        "offline demo model."
+    )
 
 
 class NewBelowMarker(Static):

@@ -16,6 +16,7 @@ from textual.widgets import Label
 from pitui.session import SessionStore
 from pitui.text import terminal_line
 from pitui.ui.app_state import UsesApp
+from pitui.ui.key_routing import AnswersByKey
 
 
 def refusal_sentence(store: SessionStore) -> str:
@@ -33,7 +34,7 @@ def freed_sentence() -> str:
     return "The other pitui has closed this session: take it over to write to it here."
 
 
-class ReadOnlyScreen(UsesApp, ModalScreen[None]):
+class ReadOnlyScreen(AnswersByKey, UsesApp, ModalScreen[None]):
     """The sentence, then f fork · c clone · t take over (when the lock is free) · Esc."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -83,7 +84,7 @@ class ReadOnlyScreen(UsesApp, ModalScreen[None]):
         self.dismiss(None)
 
 
-class MissingCwdScreen(ModalScreen[str | None]):
+class MissingCwdScreen(AnswersByKey, ModalScreen[str | None]):
     """A session whose working directory no longer exists: continue here, fork here, or
     cancel (pi 1.6's question). Dismisses with ``"continue"``, ``"fork"`` or None."""
 

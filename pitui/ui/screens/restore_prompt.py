@@ -6,6 +6,9 @@ outside pitui since the last checkpoint flagged ⚠) and offers: restore files a
 second question asks explicitly: overwrite them (``o``; they are saved first), keep them and
 restore the rest (``k``), or go back (Esc).
 
+A move in the tree that leaves a branch asks about its summary in the same dialog (one dialog
+per move): the summary choice (no summary, summarize, with instructions) sits above the files.
+
 Dismisses with a :class:`RestoreChoice`, or None when cancelled.
 """
 
@@ -17,17 +20,21 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import Footer, Input, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
 from pitui.agent.workspace import MovePreview
 from pitui.checkpoint.diff import summary_text
 from pitui.checkpoint.restore import Kept, OutsidePolicy
 from pitui.checkpoint.store import display_path
+from pitui.ui.key_routing import AnswersByKey
+from pitui.ui.screens.summary_prompt import SummaryChoice, SummaryOffer
 from pitui.ui.widgets.files_view import FilesView, clean
+
+NO_SUMMARY = SummaryChoice(False)
 
 
 def not_restorable_text(paths: list[Kept], shown: int = 4) -> str:
@@ -40,13 +47,14 @@ def not_restorable_text(paths: list[Kept], shown: int = 4) -> str:
 @dataclass(frozen=True)
 class RestoreChoice:
     """``files``: restore the files too (else the conversation only); ``outside``: what to do
-    with files changed outside pitui."""
+    with files changed outside pitui; ``summary``: what to do with the branch left behind."""
 
     files: bool
     outside: OutsidePolicy = "refuse"
+    summary: SummaryChoice = NO_SUMMARY
 
 
-class RestorePrompt(ModalScreen[RestoreChoice | None]):
+class RestorePrompt(AnswersByKey, ModalScreen[RestoreChoice | None]):
     """Ask whether moving to another point should bring the files back too."""
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -65,6 +73,15 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
     RestorePrompt OptionList, RestorePrompt OptionList:focus {
         height: auto; border: none; padding: 0; background: $panel;
     }
+    RestorePrompt #restore-summary-row { height: auto; margin: 1 0; }
+    RestorePrompt #restore-summary-row > .-label { width: auto; padding: 0 1 0 0; }
+    RestorePrompt RadioSet {
+        layout: horizontal; height: auto; width: 1fr; border: none; padding: 0;
+        background: $panel;
+    }
+    RestorePrompt RadioSet:focus { background: $boost; }
+    RestorePrompt RadioSet > RadioButton { width: auto; margin-right: 1; background: $panel; }
+    RestorePrompt #restore-summary-focus { margin-top: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "choose('files')", "Restore files and conversation"),
@@ -74,10 +91,20 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, preview: MovePreview, *, fork: bool = False) -> None:
+    def __init__(
+        self,
+        preview: MovePreview,
+        *,
+        fork: bool = False,
+        summary: SummaryOffer | None = None,
+        cursor_blink: bool = True,
+    ) -> None:
         super().__init__()
         self.preview = preview
         self.fork = fork
+        self.summary = summary
+        """Also ask about the summary of the branch being left (a move in the tree)."""
+        self.cursor_blink = cursor_blink
         self._confirming = False
 
     @property
@@ -87,16 +114,8 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
     def compose(self) -> ComposeResult:
         plan = self.preview.plan
         assert plan is not None
-        where = "the new session's starting point" if self.fork else "the point you are moving to"
         with Vertical(id="restore-dialog"):
-            yield Static(
-                Content(
-                    f"The files on disk differ from {where}. Restoring them: "
-                    f"{summary_text(plan.changes)}."
-                ),
-                classes="-title",
-                id="restore-title",
-            )
+            yield Static(Content(self._title()), classes="-title", id="restore-title")
             if self.preview.note:
                 yield Static(Content(self.preview.note), classes="-note")
             if self.flagged:
@@ -121,15 +140,81 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
                     id="restore-not-restorable",
                 )
             yield FilesView(self.preview.diffs, self.flagged, id="restore-files")
+            yield from self._summary_choice()
             yield OptionList(*self._main_options(), id="restore-options")
+            keys = "Tab moves between the files, the summary and the choices"
+            if self.summary is None or not self.summary.can_summarize:
+                keys = "↑↓ files, Tab to the choices"
             yield Static(
                 Content(
                     "The current files are saved first: moving back restores them. "
-                    "↑↓ files, Tab to the choices, Esc cancels."
+                    f"{keys}, Esc cancels."
                 ),
                 classes="-note",
             )
         yield Footer()
+
+    def _title(self) -> str:
+        plan = self.preview.plan
+        assert plan is not None
+        where = "the new session's starting point" if self.fork else "the point you are moving to"
+        files = f"The files on disk differ from {where}. Restoring them: "
+        files += f"{summary_text(plan.changes)}."
+        if self.summary is None:
+            return files
+        return f"Moving here leaves a branch of {self.summary.entries}. {files}"
+
+    def _summary_choice(self) -> ComposeResult:
+        """The branch summary question (a move in the tree that leaves a branch)."""
+        offer = self.summary
+        if offer is None:
+            return
+        if not offer.can_summarize:
+            yield Static(
+                Content("No model is available: the branch is left without a summary."),
+                classes="-note",
+            )
+            return
+        with Horizontal(id="restore-summary-row"):
+            yield Static(Content("Branch summary:"), classes="-label")
+            with RadioSet(id="restore-summary"):
+                yield RadioButton("None", value=True, id="summary-none")
+                yield RadioButton("Summarize", id="summary-summarize")
+                yield RadioButton("With instructions…", id="summary-custom")
+        focus = Input(
+            placeholder="Focus of the summary (optional; Tab to the choices)",
+            id="restore-summary-focus",
+        )
+        focus.display = False
+        focus.cursor_blink = self.cursor_blink
+        yield focus
+
+    @on(RadioSet.Changed, "#restore-summary")
+    def _summary_changed(self, event: RadioSet.Changed) -> None:
+        event.stop()
+        focus = self.query_one("#restore-summary-focus", Input)
+        custom = event.pressed.id == "summary-custom"
+        focus.display = custom
+        if custom:
+            focus.focus()
+
+    @on(Input.Submitted, "#restore-summary-focus")
+    def _focus_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#restore-options", OptionList).focus()
+
+    def summary_choice(self) -> SummaryChoice:
+        """The summary chosen in the dialog (no summary when it does not ask)."""
+        if self.summary is None or not self.summary.can_summarize:
+            return SummaryChoice(False)
+        pressed = self.query_one("#restore-summary", RadioSet).pressed_button
+        chosen = pressed.id if pressed is not None else "summary-none"
+        if chosen == "summary-summarize":
+            return SummaryChoice(True)
+        if chosen == "summary-custom":
+            text = self.query_one("#restore-summary-focus", Input).value.strip()
+            return SummaryChoice(True, text or None)
+        return SummaryChoice(False)
 
     def _main_options(self) -> list[Option]:
         if self.fork:
@@ -152,17 +237,19 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
             self.action_choose(event.option.id)
 
     def action_choose(self, what: str) -> None:
+        summary = self.summary_choice()
         if self._confirming:
             if what in ("overwrite", "keep"):
-                self.dismiss(RestoreChoice(True, "overwrite" if what == "overwrite" else "keep"))
+                outside: OutsidePolicy = "overwrite" if what == "overwrite" else "keep"
+                self.dismiss(RestoreChoice(True, outside, summary))
             return
         if what == "conversation":
-            self.dismiss(RestoreChoice(False))
+            self.dismiss(RestoreChoice(False, summary=summary))
         elif what == "files":
             if self.flagged:
                 self._confirm_outside()
             else:
-                self.dismiss(RestoreChoice(True, "refuse"))
+                self.dismiss(RestoreChoice(True, "refuse", summary))
 
     def _confirm_outside(self) -> None:
         """The explicit confirmation before overwriting files changed outside pitui."""
@@ -189,11 +276,7 @@ class RestorePrompt(ModalScreen[RestoreChoice | None]):
     def action_cancel(self) -> None:
         if self._confirming:
             self._confirming = False
-            plan = self.preview.plan
-            assert plan is not None
-            self.query_one("#restore-title", Static).update(
-                Content(f"The files on disk differ. Restoring them: {summary_text(plan.changes)}.")
-            )
+            self.query_one("#restore-title", Static).update(Content(self._title()))
             options = self.query_one("#restore-options", OptionList)
             options.clear_options()
             options.add_options(self._main_options())

@@ -35,6 +35,7 @@ from pitui.session.lock import SessionLock
 from pitui.session.shapes import message_text
 from pitui.text import strip_escapes
 from pitui.ui.app_state import UsesApp
+from pitui.ui.key_routing import AnswersByKey
 
 MAX_SEARCH_CHARS = 1_000_000
 """Text kept per session for filtering (the beginning of the conversation)."""
@@ -120,7 +121,7 @@ def _same_file(a: str | Path | None, b: str | Path | None) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 
 
-class ConfirmDeleteScreen(ModalScreen[bool]):
+class ConfirmDeleteScreen(AnswersByKey, ModalScreen[bool]):
     """A small y/n question; dismisses with True to delete."""
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -20,6 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pitui.ui.key_routing import AnswersByKey
+
 
 @dataclass(frozen=True)
 class SummaryChoice:
@@ -27,6 +29,19 @@ class SummaryChoice:
 
     summarize: bool
     instructions: str | None = None
+
+
+@dataclass(frozen=True)
+class SummaryOffer:
+    """The question about the branch being left: how many entries it has (as the tree shows
+    them), and whether a model can summarize it."""
+
+    abandoned: int
+    can_summarize: bool = True
+
+    @property
+    def entries(self) -> str:
+        return f"{self.abandoned} {'entry' if self.abandoned == 1 else 'entries'}"
 
 
 _DIALOG_CSS = """
@@ -51,7 +66,7 @@ _DIALOG_CSS = """
 """
 
 
-class SummaryPrompt(ModalScreen[SummaryChoice | None]):
+class SummaryPrompt(AnswersByKey, ModalScreen[SummaryChoice | None]):
     """Ask whether to summarize the branch being left (pi's "Summarize branch?")."""
 
     DEFAULT_CSS: ClassVar[str] = "SummaryPrompt {" + _DIALOG_CSS + "}"

@@ -1,10 +1,12 @@
 """The tree browser (``/tree``, Esc Esc, Ctrl+T; ``/context`` opens it on the Context tab).
 
-The session tree on the left, the details of the highlighted entry on the right (``d`` hides
-or shows them; hidden at first on a narrow terminal). Selecting an entry moves the leaf
-(pi-reference §7.1): a user or custom message moves it to the parent and the screen dismisses
-with the message text for the editor (edit and resubmit); any other entry becomes the leaf and
-the browser stays open. Leaving a branch first asks whether to summarize it.
+The session tree on the left, the details of the highlighted entry on the right (``i`` hides
+or shows them, hidden at first on a narrow terminal; ``w`` widens them, for diffs). Selecting
+an entry moves the leaf (pi-reference §7.1): a user or custom message moves it to the parent
+and the screen dismisses with the message text for the editor (edit and resubmit); any other
+entry becomes the leaf and the browser stays open. A move asks once: whether to summarize
+the branch it leaves and, when the files on disk differ from the new point, whether to restore
+them, in one dialog.
 
 The app keeps one browser (:func:`tree_browser`): closing it keeps its widgets and the tree's
 layout, which follows the session while closed, so opening it again costs almost nothing. Each
@@ -28,13 +30,19 @@ from textual.widget import Widget
 
 from pitui.compaction.branch import collect_branch_entries
 from pitui.session.errors import EntryNotFoundError, SessionError
-from pitui.session.flatten import FILTER_MODES
+from pitui.session.flatten import FILTER_MODES, make_filter
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text
 from pitui.ui import restore_flow  # checkpoints wiring (issue 13)
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import EntryAppended, LeafMoved, SessionSwitched
-from pitui.ui.screens.summary_prompt import LabelPrompt, SummaryChoice, SummaryPrompt
+from pitui.ui.screens.restore_prompt import RestorePrompt
+from pitui.ui.screens.summary_prompt import (
+    LabelPrompt,
+    SummaryChoice,
+    SummaryOffer,
+    SummaryPrompt,
+)
 from pitui.ui.widgets.footer import KeyFooter
 from pitui.ui.widgets.session_tree import SessionTree
 
@@ -118,6 +126,10 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         background: $panel;
     }
     TreeBrowserScreen #tree-details { width: 2fr; height: 1fr; }
+    TreeBrowserScreen.-narrow #tree-column { width: 1fr; }
+    TreeBrowserScreen.-narrow #tree-details { width: 1fr; }
+    TreeBrowserScreen.-wide-details #tree-column { width: 1fr; }
+    TreeBrowserScreen.-wide-details #tree-details { width: 3fr; }
     """
 
     AUTO_FOCUS = "#session-tree"
@@ -127,6 +139,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         Binding("c", "copy", "Copy"),
         Binding("d", "compare", "Compare with…", show=False),
         Binding("i", "toggle_details", "Details"),
+        Binding("w", "widen_details", "Wide details"),
     ]
 
     def __init__(self, initial_tab: str = "entry") -> None:
@@ -207,25 +220,47 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         self.reopening = False
         # Opened again: start afresh, as a new browser would.
         details = self.details
-        details.display = self._details_wanted(self.app.size.width)
+        self._show_details(self._details_wanted(self.app.size.width))
         details.set_tab(self.initial_tab)  # type: ignore[arg-type]
         tree = self.session_tree
         tree.reset(self._filter_mode())
         tree.focus()
 
     def on_resize(self, event: events.Resize) -> None:
+        # Narrow: the details pane, when shown, gets half the width (its tabs and diffs fit).
+        self.set_class(event.size.width < DETAILS_MIN_WIDTH, "-narrow")
         if self._details_choice is None:
-            self.details.display = self._details_wanted(event.size.width)
+            self._show_details(self._details_wanted(event.size.width))
+        self.refresh_bindings()
+
+    def _show_details(self, shown: bool) -> None:
+        """Show or hide the details pane; shown, it shows the highlighted entry at once (it
+        said "Nothing selected." when it appeared on a selected row)."""
+        details = self.details
+        was = details.display
+        details.display = shown
+        if shown and not was and self.session_tree.cursor_entry_id is not None:
+            details.show_now(self.session_tree.cursor_entry_id)
+            self.call_after_refresh(details.redraw_tab_underline)
+
+    def action_widen_details(self) -> None:
+        """``w``: the details pane takes most of the width (diffs, long contexts), or back."""
+        self.toggle_class("-wide-details")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "widen_details":
+            try:
+                return bool(self.details.display)
+            except NoMatches:
+                return False
+        return True
 
     def action_toggle_details(self) -> None:
         details = self.details
-        details.display = not details.display
+        self._show_details(not details.display)
+        self.refresh_bindings()
         self._details_choice = details.display
-        if details.display:
-            entry_id = self.session_tree.cursor_entry_id
-            details.show_now(entry_id)
-            self.call_after_refresh(details.redraw_tab_underline)
-        elif self.focused is not None and self.focused is not self.session_tree:
+        if not details.display and self.focused not in (None, self.session_tree):
             self.session_tree.focus()
 
     def _update_status(self) -> None:
@@ -283,7 +318,8 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
     # ------------------------------------------------------------------ selecting
 
     def select_entry(self, entry_id: str) -> None:
-        """Move the leaf to ``entry_id`` as pi's tree selector does (asking about a summary)."""
+        """Move the leaf to ``entry_id`` as pi's tree selector does: one dialog asks whether to
+        summarize the branch left behind and, when the files differ, whether to restore them."""
         if self._busy:
             return
         app = self.pitui
@@ -296,59 +332,95 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             self.notify("The agent is busy: wait for it or press Esc first.", markup=False)
             return
         try:
-            abandoned = collect_branch_entries(store, store.leaf_id, entry_id).entries
+            abandoned = self._abandoned_entries(entry_id)
         except EntryNotFoundError:
             self.notify("That entry is no longer in the session.", markup=False)
             return
-        if not abandoned or app.settings.branch_summary.skip_prompt:
-            self._navigate(entry_id, SummaryChoice(False))
-            return
-        if store.read_only:
-            # A summary would be appended: a read-only view only moves (nothing is written).
-            self.notify(
-                "Read-only: moved without a branch summary (fork or clone to write).",
-                markup=False,
-                timeout=4,
-            )
-            self._navigate(entry_id, SummaryChoice(False))
-            return
-        can_summarize = agent is not None and agent.problem() is None
-        blink = app.settings.ui.cursor_blink
-
-        def chosen(choice: SummaryChoice | None) -> None:
-            if choice is None:
-                self.session_tree.focus()
-                return
-            self._navigate(entry_id, choice)
-
-        app.push_screen(
-            SummaryPrompt(
-                abandoned=len(abandoned), can_summarize=can_summarize, cursor_blink=blink
-            ),
-            chosen,
-        )
-
-    def _navigate(self, entry_id: str, choice: SummaryChoice) -> None:
-        if self.pitui.agent is None:
+        offer: SummaryOffer | None = None
+        if abandoned and not app.settings.branch_summary.skip_prompt:
+            if store.read_only:
+                # A summary would be appended: a read-only view only moves (nothing written).
+                self.notify(
+                    "Read-only: moved without a branch summary (fork or clone to write).",
+                    markup=False,
+                    timeout=4,
+                )
+            else:
+                can_summarize = agent is not None and agent.problem() is None
+                offer = SummaryOffer(abandoned, can_summarize)
+        if agent is None and offer is None:
             self._plain_move(entry_id)
             return
         self._busy = True
-        self._run_navigation(entry_id, choice)
+        self._run_navigation(entry_id, offer)
+
+    def _abandoned_entries(self, entry_id: str) -> int:
+        """How many entries of the branch being left the tree shows (bookkeeping, such as
+        checkpoints and approvals, not counted: the dialog counts what the user sees)."""
+        store = self.pitui.store
+        entries = collect_branch_entries(store, store.leaf_id, entry_id).entries
+        shown = make_filter(store, "default")
+        leaf = store.leaf
+        return sum(1 for node in entries if shown(node, leaf))
+
+    def _ask_summary(self, offer: SummaryOffer) -> SummaryPrompt:
+        return SummaryPrompt(
+            abandoned=offer.abandoned,
+            can_summarize=offer.can_summarize,
+            cursor_blink=self.pitui.settings.ui.cursor_blink,
+        )
 
     @work(group="tree-navigate", exclusive=True, exit_on_error=False)
-    async def _run_navigation(self, entry_id: str, choice: SummaryChoice) -> None:
+    async def _run_navigation(self, entry_id: str, offer: SummaryOffer | None) -> None:
+        app = self.pitui
+        try:
+            chosen = await self._choose(entry_id, offer)
+        except Exception:
+            self._busy = False
+            raise
+        if chosen is None:
+            self._busy = False
+            if self.is_attached:
+                self.session_tree.focus()
+            return
+        choice, pending = chosen
+        if app.agent is None:
+            self._busy = False
+            self._plain_move(entry_id)  # no model: the dialog asked no summary
+            return
+        await self._move(entry_id, choice, pending)
+
+    async def _choose(
+        self, entry_id: str, offer: SummaryOffer | None
+    ) -> tuple[SummaryChoice, restore_flow.PendingRestore | None] | None:
+        """Ask what the move does (one dialog); None when the user cancelled."""
+        app = self.pitui
+        # --- checkpoints wiring (issue 13): the files may differ at the new point.
+        preview = await restore_flow.files_differ(app, entry_id)
+        if preview is not None:
+            blink = app.settings.ui.cursor_blink
+            prompt = RestorePrompt(preview, summary=offer, cursor_blink=blink)
+            restore = await app.push_screen_wait(prompt)
+            if restore is None:
+                self.notify("Navigation cancelled.", markup=False, timeout=3)
+                return None
+            return restore.summary, restore_flow.pending(app, preview, restore)
+        # --- end of checkpoints wiring
+        if offer is None:
+            return SummaryChoice(False), None
+        summary = await app.push_screen_wait(self._ask_summary(offer))
+        return None if summary is None else (summary, None)
+
+    async def _move(
+        self,
+        entry_id: str,
+        choice: SummaryChoice,
+        pending: restore_flow.PendingRestore | None,
+    ) -> None:
         agent = self.pitui.agent
         assert agent is not None
         result: NavigateResult | None = None
-        # --- checkpoints wiring (issue 13): offer to restore the files of the new point.
-        pending = await restore_flow.offer_restore(self.pitui, entry_id)
-        if pending is restore_flow.Cancelled.CANCELLED:
-            self._busy = False
-            self.notify("Navigation cancelled.", markup=False, timeout=3)
-            self.session_tree.focus()
-            return
-        await restore_flow.save_current_files(pending)
-        # --- end of checkpoints wiring
+        await restore_flow.save_current_files(pending)  # checkpoints wiring (issue 13)
         self._summarizing = choice.summarize
         if choice.summarize:
             self.session_tree.loading = True
@@ -422,6 +494,10 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
                 agent.abort()
             return
         self.dismiss(None)
+
+    def action_focus_tree(self) -> None:
+        """Esc in the details pane: back to the tree (and its keys in the footer)."""
+        self.session_tree.focus()
 
     def action_compare(self) -> None:  # "compare with…" (Context tab)
         from pitui.ui.screens.context_compare import compare_from

@@ -55,7 +55,13 @@ from pitui.text import StreamSanitizer, strip_escapes
 from pitui.ui.app_state import UsesApp
 from pitui.ui.file_changes import edit_diff, write_preview
 from pitui.ui.live_output import LIVE_LINES, LiveTail
-from pitui.ui.messages import AgentUpdate, EntryAppended, LeafMoved, SessionSwitched
+from pitui.ui.messages import (
+    AgentUpdate,
+    EntryAppended,
+    LeafMoved,
+    OthersAppended,
+    SessionSwitched,
+)
 from pitui.ui.sanitize import tool_output_text
 from pitui.ui.widgets.bounded import (
     MARKDOWN_CHARS,
@@ -66,6 +72,7 @@ from pitui.ui.widgets.bounded import (
 )
 from pitui.ui.widgets.kept_lines import KeptLines, KeptScrollBar
 from pitui.ui.widgets.markdown_view import MarkdownView
+from pitui.ui.widgets.notice import Notice, NoticeBlock, Severity
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
@@ -94,6 +101,7 @@ BIG_ENTRY = 1_000_000
 ARG_PREVIEW_LINES = 3
 BODY_PREVIEW_LINES = 12  # an edit's diff, a write's first lines
 OUTPUT_PREVIEW_LINES = 5
+MORE_LINE_STYLE = "dim italic"
 PREVIEW_LINE_CHARS = 400
 SHELL_TOOLS = frozenset({"bash"})
 
@@ -469,11 +477,23 @@ class ToolBlock(Widget, can_focus=True):
     @property
     def hidden_lines(self) -> int:
         """Lines the collapsed preview leaves out (0: nothing to expand)."""
+        return self.hidden_above + self.hidden_below
+
+    @property
+    def hidden_above(self) -> int:
+        """Lines of shell output the collapsed preview leaves out before its last lines."""
+        return self._hidden_output() if self.shell else 0
+
+    @property
+    def hidden_below(self) -> int:
+        """Lines the collapsed preview leaves out after the lines it shows."""
         hidden = max(0, len(self._args) - ARG_PREVIEW_LINES)
         hidden += max(0, len(self._body) - BODY_PREVIEW_LINES)
+        return hidden + (0 if self.shell else self._hidden_output())
+
+    def _hidden_output(self) -> int:
         output_lines = self._live.line_count if self._live is not None else len(self._output)
-        hidden += max(0, output_lines - OUTPUT_PREVIEW_LINES)
-        return hidden
+        return max(0, output_lines - OUTPUT_PREVIEW_LINES)
 
     @property
     def collapsible(self) -> bool:
@@ -495,6 +515,10 @@ class ToolBlock(Widget, can_focus=True):
                     output[-OUTPUT_PREVIEW_LINES:] if self.shell else output[:OUTPUT_PREVIEW_LINES]
                 )
             output = [_clip(line) for line in output]
+            if self.hidden_above:
+                # The hidden lines are above the shown tail: the note is where they are.
+                note = Text(f"▲ {self.hidden_above} earlier lines", style=MORE_LINE_STYLE)
+                output = [note, *output]
         self._args_view.update(Content("\n".join(args)))
         self._args_view.display = bool(args)
         self._body_view.update(
@@ -508,8 +532,10 @@ class ToolBlock(Widget, can_focus=True):
         if self.collapsible:
             if self.expanded:
                 more = "▲ collapse (click or Enter)"
-            elif self.hidden_lines:
-                more = f"▼ {self.hidden_lines} more lines (click or Enter to expand)"
+            elif self.hidden_below:
+                more = f"▼ {self.hidden_below} more lines (click or Enter to expand)"
+            elif self.hidden_above:
+                more = "▼ show all lines (click or Enter to expand)"
             else:
                 more = "▼ long lines cut (click or Enter to expand)"
             self._more.update(Content(more))
@@ -525,7 +551,7 @@ class ToolBlock(Widget, can_focus=True):
         lines = live.tail(LIVE_LINES)
         if live.dropped:
             note = f"… {live.dropped} earlier lines (all of them are in the result at the end)"
-            lines.insert(0, Text(note, style="dim italic"))
+            lines.insert(0, Text(note, style=MORE_LINE_STYLE))
         return lines
 
     def watch_expanded(self, expanded: bool) -> None:
@@ -538,6 +564,17 @@ class ToolBlock(Widget, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.action_toggle_expanded()
+
+
+def others_appended_text(message: OthersAppended) -> str:
+    """The one line saying another program appended to the open session."""
+    entries = f"{message.count} {'entry' if message.count == 1 else 'entries'}"
+    if message.continues:
+        return f"Another program appended {entries} to this session; they continue this branch."
+    return (
+        f"Another program appended {entries} to this session on another branch (the tree shows "
+        "them); your next prompt continues this branch."
+    )
 
 
 _EDIT_KEYS = frozenset({"edits", "oldText", "newText"})
@@ -764,6 +801,18 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             self._events.put_nowait(message.event)
         elif isinstance(message, EntryAppended | LeafMoved | SessionSwitched):
             self._events.put_nowait(message)
+        elif isinstance(message, OthersAppended):
+            self._events.put_nowait(Notice(others_appended_text(message), "information"))
+
+    def add_notice(self, text: str, severity: Severity = "information") -> None:
+        """Show ``text`` at the end of the transcript, in order with what the session's events
+        show (after the store changes made before this call: their events come first)."""
+        self.call_next(self._events.put_nowait, Notice(text, severity))
+
+    @property
+    def notices(self) -> list[Notice]:
+        """The notices shown (oldest first)."""
+        return [block.notice for block in self.query(NoticeBlock)]
 
     async def _consume(self) -> None:
         """One consumer keeps events in order (deltas, then the stored message, ...)."""
@@ -816,6 +865,9 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             await self._show_loaded(item)
             return
         await self._flush_text()
+        if isinstance(item, Notice):
+            await self.mount(NoticeBlock(item))
+            return
         store = self.pitui.store
         if isinstance(item, SessionSwitched):
             await self.rebuild()

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
@@ -101,9 +101,20 @@ class FilesView(Widget):
         text-wrap: nowrap;
         text-overflow: ellipsis;
     }
-    FilesView #files-diff { width: 3fr; height: 1fr; padding: 0 1; border-left: vkey $border; }
+    FilesView #files-diff {
+        width: 3fr; height: 1fr; padding: 0 1; border-left: vkey $border; overflow: auto auto;
+    }
+    FilesView #files-diff-text { width: auto; }
+    FilesView.-stacked > Horizontal { layout: vertical; }
+    FilesView.-stacked #files-list { width: 1fr; height: auto; max-height: 8; }
+    FilesView.-stacked #files-diff {
+        width: 1fr; height: 1fr; border-left: none; border-top: hkey $border;
+    }
     FilesView #files-empty { color: $text-muted; padding: 0 1; }
     """
+    STACK_BELOW: ClassVar[int] = 60
+    """Narrower than this (the tree browser's details pane), the diff goes under the list and
+    gets the whole width; its lines never wrap (they scroll sideways)."""
 
     def __init__(
         self,
@@ -123,12 +134,15 @@ class FilesView(Widget):
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield OptionList(id="files-list", markup=False)
-            with VerticalScroll(id="files-diff"):
+            with ScrollableContainer(id="files-diff"):
                 yield Static(Content(""), id="files-diff-text", markup=False)
         yield Static(Content(self.empty_text), id="files-empty", markup=False)
 
     def on_mount(self) -> None:
         self._fill()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < self.STACK_BELOW, "-stacked")
 
     def set_diffs(self, diffs: Sequence[FileDiff], flagged: Iterable[str] = ()) -> None:
         self.diffs = list(diffs)
@@ -160,7 +174,7 @@ class FilesView(Widget):
         diff = self.diffs[index]
         text = diff_content(diff, diff.change.path in self.flagged)
         self.query_one("#files-diff-text", Static).update(text)
-        self.query_one("#files-diff", VerticalScroll).scroll_home(animate=False)
+        self.query_one("#files-diff", ScrollableContainer).scroll_home(animate=False)
 
     @on(OptionList.OptionHighlighted, "#files-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

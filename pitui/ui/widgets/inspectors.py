@@ -16,6 +16,7 @@ from typing import ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.timer import Timer
@@ -64,6 +65,11 @@ class DetailsPane(Widget):
     row of the context list).
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # In the footer whenever the pane has the focus (a click on a tab gives it): the way
+        # back to the tree and its keys. The browser's Esc closes it only from the tree.
+        Binding("escape", "screen.focus_tree", "Back to the tree"),
+    ]
     DEFAULT_CSS: ClassVar[str] = """
     DetailsPane { height: 1fr; width: 1fr; }
     DetailsPane > TabbedContent { height: 1fr; }

@@ -40,9 +40,9 @@ class PromptEditor(TextArea):
     PromptEditor:focus { border: round $primary; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit", "Send", priority=True),
-        Binding(NEWLINE_KEYS, "newline", "Newline", priority=True),
-        Binding("shift+enter", "shift_newline", "Newline", show=False, priority=True),
+        Binding("enter", "submit", "Send"),
+        Binding(NEWLINE_KEYS, "newline", "Newline"),
+        Binding("shift+enter", "shift_newline", "Newline", show=False),
         Binding("tab", "complete", "Complete command", show=False),
     ]
 
@@ -258,6 +258,16 @@ class PromptEditor(TextArea):
     # ------------------------------------------------------------------ history
 
     async def _on_key(self, event: events.Key) -> None:
+        # Enter and the newline keys are handled here, in the editor's own queue, after the
+        # keys that came before them. As priority bindings they ran when the app read them,
+        # before the editor had inserted the text of the same terminal read ("fix bug 2⏎" sent
+        # nothing and left the text). The bindings stay for the footer and the help.
+        action = self._editing_action(event.key)
+        if action is not None:
+            event.stop()
+            event.prevent_default()
+            action()
+            return
         if self._menu and event.key in ("up", "down", "escape"):
             event.stop()
             event.prevent_default()
@@ -275,6 +285,15 @@ class PromptEditor(TextArea):
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    def _editing_action(self, key: str) -> Callable[[], None] | None:
+        if key == "enter":
+            return self.action_submit
+        if key == "shift+enter":
+            return self.action_shift_newline
+        if key in NEWLINE_KEYS.split(","):
+            return self.action_newline
+        return None
 
     def _recall(self, step: int) -> bool:
         """Walk the history when the editor is empty, or shows an unedited recalled prompt and

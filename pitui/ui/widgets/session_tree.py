@@ -51,6 +51,7 @@ from pitui.ui.widgets.tree_rows import (
     RowStyles,
     fold_glyph_column,
     leaf_marker,
+    row_markers,
     row_strip,
     row_text,
 )
@@ -414,7 +415,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         seg, k = view.at(line)
         content = self._content(view, seg, k, line == self._cursor)
         text = row_text(view, seg, k, content, RowStyles.plain()).plain
-        return text + (content.marker or "")
+        return text + "".join(marker for marker, _ in row_markers(content, RowStyles.plain()))
 
     def status_text(self) -> str:
         """``(i/N)``, the filter tag and the search, as pi's last line; progress when busy."""
@@ -1159,7 +1160,8 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
             strips.move_to_end(key)
             return strip
         text = row_text(view, seg, k, content, styles, skip=self._hscroll)
-        strip = row_strip(text, content.marker, width, styles, cursor, self.app.console)
+        markers = row_markers(content, styles)
+        strip = row_strip(text, markers, width, styles, cursor, self.app.console)
         strips[key] = strip
         if len(strips) > STRIP_CACHE:
             strips.popitem(last=False)
@@ -1300,11 +1302,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if glyph is not None and offset.x + self._hscroll == glyph:
             self._toggle_fold(seg)
             return
-        if line == self._cursor or event.chain >= 2:
-            self._set_cursor(line)
+        self._set_cursor(line)
+        if event.chain >= 2:
+            # A double click selects. One click only highlights, also on the highlighted row
+            # (a click that takes the focus back from the details pane must not move the leaf).
             self.post_message(self.Selected(seg.nodes[k].id, self))
-            return
-        self._set_cursor(line)  # the first click highlights; a second one selects
 
     def on_resize(self, event: events.Resize) -> None:
         if self._cursor >= 0:

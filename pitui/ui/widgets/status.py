@@ -11,6 +11,7 @@ only when the leaf already had children); a moved leaf recomputes it in a worker
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, ClassVar
 
 from textual import work
@@ -30,7 +31,7 @@ from pitui.agent.events import (
 from pitui.compaction.tokens import cache_hit_ratio
 from pitui.session.node import Node
 from pitui.session.store import BranchPosition
-from pitui.text import terminal_line
+from pitui.text import terminal_line, tilde_path
 from pitui.ui.app_state import UsesApp
 from pitui.ui.messages import (
     AgentUpdate,
@@ -46,6 +47,32 @@ SYNC_POSITION_ENTRIES = 50_000
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEPARATOR = "  ·  "
 NO_MODEL = "No model: start pitui with --model provider/name or set defaultModel in settings."
+
+
+DROP_FIRST = ("cache", "thinking", "position", "session")
+"""Parts left out, in this order, when the line is too narrow; then the directory is cut to
+its last part, then the line to the width, with an ellipsis."""
+
+
+def _joined(parts: list[tuple[str, Content]]) -> Content:
+    return Content(SEPARATOR).join(content for _, content in parts)
+
+
+def _fit(parts: list[tuple[str, Content]], room: int) -> Content:
+    """The parts joined, within ``room`` cells (see :data:`DROP_FIRST`)."""
+    line = _joined(parts)
+    for name in DROP_FIRST:
+        if line.cell_length <= room:
+            return line
+        parts = [part for part in parts if part[0] != name]
+        line = _joined(parts)
+    if line.cell_length > room and parts and parts[-1][0] == "cwd":
+        tail = parts[-1][1].plain.rstrip(os.sep).rsplit(os.sep, 1)[-1]
+        parts = [*parts[:-1], ("cwd", Content(f"…{os.sep}{tail}"))]
+        line = _joined(parts)
+    if line.cell_length > room:
+        line = line.truncate(max(0, room), ellipsis=True) if room > 0 else Content("")
+    return line
 
 
 def short_tokens(n: int) -> str:
@@ -295,32 +322,53 @@ class StatusLine(UsesApp, Widget):
             text = "read-only"
         return Content.styled(text, "bold $warning")
 
-    def left_parts(self) -> list[Content]:
+    def left_parts(self) -> list[tuple[str, Content]]:
+        """The left side's parts, named (see :data:`DROP_FIRST`), in display order."""
         app = self.pitui
         agent = app.agent
-        parts: list[Content] = []
+        parts: list[tuple[str, Content]] = []
         banner = self.read_only_banner()
         if banner:
-            parts.append(banner)
+            parts.append(("banner", banner))
         if agent is None or agent.model_name is None:
             note = app.status_note or NO_MODEL
-            parts.append(Content.styled(note, "$warning"))
+            parts.append(("model", Content.styled(note, "$warning")))
         else:
             name = terminal_line(agent.model_name) + (" (demo)" if app.demo else "")
-            parts.append(Content.styled(name, "bold"))
-            parts.append(Content(f"thinking {agent.thinking}"))
+            parts.append(("model", Content.styled(name, "bold")))
+            parts.append(("thinking", Content(f"thinking {agent.thinking}")))
             if self._gauge:
-                parts.append(self._gauge)
+                parts.append(("gauge", self._gauge))
             if self._cache:
-                parts.append(Content(self._cache))
+                parts.append(("cache", Content(self._cache)))
             problem = agent.problem() or agent.model_warning()
             if problem:
-                parts.append(Content.styled(terminal_line(problem), "$warning"))
+                parts.append(("problem", Content.styled(terminal_line(problem), "$warning")))
+        mode = self.approval_mode()
+        if mode:
+            parts.append(("mode", mode))
         if self._session_name:
-            parts.append(Content(self._session_name))
+            parts.append(("session", Content(self._session_name)))
         if self._position:
-            parts.append(Content(self._position))
+            parts.append(("position", Content(self._position)))
+        parts.append(("cwd", Content(tilde_path(self.working_directory()))))
         return parts
+
+    def approval_mode(self) -> Content:
+        """``approve: ask`` or ``approve: read-only``; nothing for ``auto`` (pi's way)."""
+        agent = self.pitui.agent
+        workspace = agent.workspace if agent is not None else None
+        mode = workspace.approvals.mode if workspace is not None else "auto"
+        if mode == "auto":
+            return Content("")
+        return Content.styled(
+            f"approve: {mode}", "$text-warning" if mode == "ask" else "bold $warning"
+        )
+
+    def working_directory(self) -> str:
+        """Where the tools run (the agent's directory, else the app's)."""
+        agent = self.pitui.agent
+        return str(agent.cwd if agent is not None else self.pitui.cwd)
 
     def activity(self) -> Content:
         if self._busy_since is None:
@@ -342,15 +390,15 @@ class StatusLine(UsesApp, Widget):
         return str(self._assemble(None))
 
     def _assemble(self, width: int | None) -> Content:
-        left = Content(SEPARATOR).join(self.left_parts())
         right = self.activity()
+        parts = self.left_parts()
+        if width is None:
+            left = _joined(parts)
+            return Content.assemble(left, SEPARATOR, right) if right else left
+        room = width - (right.cell_length + 2 if right else 0)
+        left = _fit(parts, room)
         if not right:
             return left
-        if width is None:
-            return Content.assemble(left, SEPARATOR, right)
-        room = width - right.cell_length - 2
-        if left.cell_length > room:
-            left = left.truncate(max(0, room - 1), ellipsis=True) if room > 1 else Content("")
         gap = max(2, width - left.cell_length - right.cell_length)
         return Content.assemble(left, " " * gap, right)
 

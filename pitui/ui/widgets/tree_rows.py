@@ -4,8 +4,8 @@ The layout (:class:`pitui.session.tree_layout.TreeLayout`) says where a row is a
 above it; this module turns that into the characters pi's selector shows: ``› `` for the
 cursor, the ``│`` gutters, the connector with its fold marker, ``• `` on the active path, the
 ``[label] ``, the one-line text with search matches, pitui's ``✎ N files`` when the entry's run
-changed files (checkpoints), and the leaf marker, which is kept in view at the right edge when
-the row is longer than the screen.
+changed files (checkpoints), and the leaf marker; the two markers are kept in view at the
+right edge when the row is longer than the pane (the text is cut instead).
 """
 
 from __future__ import annotations
@@ -144,8 +144,6 @@ def row_text(
             while start >= 0:
                 text.stylize(styles.match, start, start + len(token))
                 start = lowered.find(token, start + len(token))
-    if content.changed:
-        append(changed_marker(content.changed), styles.label)
     if skip:
         text = text[skip:] if skip < len(text) else Text(style=styles.base, end="")
     if content.cursor:
@@ -153,17 +151,39 @@ def row_text(
     return text
 
 
+def row_markers(content: RowContent, styles: RowStyles) -> list[tuple[str, Style]]:
+    """What follows the text and stays in view when the row is cut: ``✎ N files`` (the run
+    changed files), then the leaf marker."""
+    markers = []
+    if content.changed:
+        markers.append((changed_marker(content.changed), styles.label))
+    if content.marker:
+        markers.append((content.marker, styles.leaf))
+    return markers
+
+
 def row_strip(
-    text: Text, marker: str | None, width: int, styles: RowStyles, cursor: bool, console: Console
+    text: Text,
+    markers: list[tuple[str, Style]],
+    width: int,
+    styles: RowStyles,
+    cursor: bool,
+    console: Console,
 ) -> Strip:
-    """``text`` cut to ``width`` cells, with the leaf marker always whole at the end."""
+    """``text`` cut to ``width`` cells, with the markers (:func:`row_markers`) always whole at
+    the end: the text is cut, never ``✎ 3 files`` or ``← leaf``."""
     pad = styles.base + styles.cursor if cursor else styles.base
     strip = Strip(list(text.render(console)))
-    if not marker:
+    if not markers:
         return strip.crop_extend(0, width, pad)
-    mark_style = styles.leaf + styles.cursor if cursor else styles.leaf
-    room = max(0, width - len(marker))
+    tail = "".join(marker for marker, _ in markers)
+    room = max(0, width - len(tail))
     if strip.cell_length > room:
         strip = strip.crop(0, room)
-    segments = [*strip, RichSegment(marker[: width - strip.cell_length], mark_style)]
+    segments = list(strip)
+    left = width - strip.cell_length
+    for marker, style in markers:
+        shown = marker[: max(0, left)]
+        left -= len(shown)
+        segments.append(RichSegment(shown, style + styles.cursor if cursor else style))
     return Strip(segments).crop_extend(0, width, pad)
