@@ -65,6 +65,34 @@ def declarations(tools: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _block_for(
+    block: dict[str, Any], own: bool, rename: Callable[[str], str] | None
+) -> dict[str, Any] | None:
+    """One block of a stored reply as this model may receive it (None: left out)."""
+    kind = block.get("type")
+    if kind == "thinking":
+        signed = bool(block.get("redacted") or block.get("thinkingSignature"))
+        if not own or (not signed and not str(block.get("thinking") or "").strip()):
+            return None
+        return block
+    if kind == "text":
+        if not isinstance(block.get("text"), str):
+            return None
+        return block if own else {"type": "text", "text": block["text"]}
+    if kind != "toolCall":
+        return None
+    call = dict(block)
+    call["id"] = str(call.get("id") or "")
+    call["name"] = str(call.get("name") or "")
+    if not isinstance(call.get("arguments"), dict):
+        call["arguments"] = {}
+    if not own:
+        call.pop("thoughtSignature", None)
+    if rename is not None:
+        call["id"] = rename(call["id"])
+    return call
+
+
 def _assistant_for(
     message: dict[str, Any], target: Route, rename: Callable[[str], str] | None
 ) -> dict[str, Any] | None:
@@ -75,33 +103,11 @@ def _assistant_for(
         content = [{"type": "text", "text": content}] if content else []
     if not isinstance(content, list):
         return None
-    kept: list[dict[str, Any]] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "thinking":
-            if not own:
-                continue
-            signed = bool(block.get("redacted") or block.get("thinkingSignature"))
-            if not signed and not str(block.get("thinking") or "").strip():
-                continue
-            kept.append(block)
-        elif kind == "text":
-            if not isinstance(block.get("text"), str):
-                continue
-            kept.append(block if own else {"type": "text", "text": block["text"]})
-        elif kind == "toolCall":
-            call = dict(block)
-            call["id"] = str(call.get("id") or "")
-            call["name"] = str(call.get("name") or "")
-            if not isinstance(call.get("arguments"), dict):
-                call["arguments"] = {}
-            if not own:
-                call.pop("thoughtSignature", None)
-            if rename is not None:
-                call["id"] = rename(call["id"])
-            kept.append(call)
+    kept = [
+        sent
+        for block in content
+        if isinstance(block, dict) and (sent := _block_for(block, own, rename)) is not None
+    ]
     if not any(b.get("type") in ("text", "toolCall") for b in kept):
         return None
     return {**message, "content": kept}

@@ -210,88 +210,140 @@ def _ollama_root(api_base: str | None) -> str:
     return root.removesuffix("/v1")
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """What a route is chosen from."""
+
+    info: ModelInfo
+    provider: str  # litellm's prefix
+    model_id: str
+    base: str | None  # the API base given, without a trailing slash
+    api: str | None  # the wire API the settings name
+
+    @property
+    def pi_provider(self) -> str:
+        return self.info.ref.pi_provider
+
+    @property
+    def claude(self) -> bool:
+        return is_claude(self.model_id)
+
+    @property
+    def reasoning(self) -> bool:
+        return self.info.supports_reasoning
+
+
+def _anthropic(ask: _Ask) -> Route | None:
+    if ask.provider != "anthropic" and ask.api != ANTHROPIC_MESSAGES:
+        return None
+    return Route(
+        ANTHROPIC_MESSAGES,
+        ask.pi_provider or "anthropic",
+        ask.model_id,
+        ask.base.removesuffix("/v1") if ask.base else ANTHROPIC_BASE,
+        claude=True,
+        reasoning=ask.reasoning,
+        compat=_claude_compat(ask.model_id),
+    )
+
+
+def _google(ask: _Ask) -> Route | None:
+    if ask.provider != "gemini" and ask.api != GOOGLE_GENERATIVE_AI:
+        return None
+    return Route(
+        GOOGLE_GENERATIVE_AI,
+        ask.pi_provider or "google",
+        ask.model_id,
+        ask.base or GOOGLE_BASE,
+        reasoning=ask.reasoning,
+    )
+
+
+def _openrouter_claude(ask: _Ask) -> Route | None:
+    """pi serves Claude on OpenRouter with the Messages API (OpenRouter's /api/v1/messages):
+    thinking and text come back as Claude's own signed blocks, in stream order."""
+    if ask.provider != "openrouter" or not ask.claude or ask.api == OPENAI_COMPLETIONS:
+        return None
+    return Route(
+        ANTHROPIC_MESSAGES,
+        "openrouter",
+        ask.model_id,
+        ask.base.removesuffix("/v1") if ask.base else OPENROUTER_ANTHROPIC_BASE,
+        claude=True,
+        reasoning=ask.reasoning,
+        compat=_claude_compat(ask.model_id, openrouter=True),
+    )
+
+
+def _responses(ask: _Ask) -> Route | None:
+    """OpenAI's reasoning models, and those the table says speak the Responses API."""
+    if ask.api == OPENAI_RESPONSES:
+        chosen = True
+    elif ask.provider != "openai" or ask.api is not None:
+        return None
+    else:
+        chosen = (
+            ask.model_id.startswith("responses/")
+            or ask.info.mode == "responses"
+            or (ask.base is None and ask.reasoning)
+        )
+    if not chosen:
+        return None
+    return Route(
+        OPENAI_RESPONSES,
+        ask.pi_provider or "openai",
+        ask.model_id.removeprefix("responses/"),
+        ask.base or OPENAI_BASE,
+        reasoning=ask.reasoning,
+    )
+
+
+def _ollama(ask: _Ask) -> Route | None:
+    if ask.provider not in OLLAMA_PROVIDERS:
+        return None
+    return Route(
+        OPENAI_COMPLETIONS,
+        "ollama",
+        ask.model_id,
+        _ollama_root(ask.base) + "/v1",
+        reasoning=True,  # local models are in no table: the user's --thinking is taken as said
+        compat=_chat_compat(ask.provider, ask.base, ask.info),
+    )
+
+
+def _chat(ask: _Ask) -> Route | None:
+    """OpenAI chat completions: a provider with a known endpoint, or any API base."""
+    endpoint = ask.base or CHAT_BASES.get(ask.provider)
+    if endpoint is None:
+        return None
+    return Route(
+        OPENAI_COMPLETIONS,
+        ask.pi_provider,
+        ask.model_id,
+        endpoint,
+        claude=ask.claude and ask.provider == "openrouter",
+        reasoning=ask.reasoning,
+        compat=_chat_compat(ask.provider, endpoint, ask.info),
+    )
+
+
+_NATIVE = (_anthropic, _google, _openrouter_claude, _responses, _ollama, _chat)
+"""The native routes, in the order they are tried (the first that serves the model wins)."""
+
+
 def route(info: ModelInfo, api_base: str | None = None, api: str | None = None) -> Route:
     """How ``info``'s model is served (``api_base``: a custom endpoint it is used with; ``api``:
     the wire API a model's settings name, or ``litellm`` to go through litellm)."""
     ref = info.ref.for_litellm
-    provider, model_id = ref.provider, ref.model_id
-    pi_provider = info.ref.pi_provider
-    claude = is_claude(model_id)
-    reasoning = info.supports_reasoning
+    if api == "litellm" or (api is None and ref.provider in LITELLM_APIS):
+        return _litellm_route(info, is_claude(ref.model_id))
     base = api_base.rstrip("/") if api_base else None
-    if api == "litellm" or (api is None and provider in LITELLM_APIS):
-        return _litellm_route(info, claude)
-    if provider == "anthropic" or api == ANTHROPIC_MESSAGES:
-        return Route(
-            ANTHROPIC_MESSAGES,
-            pi_provider or "anthropic",
-            model_id,
-            base.removesuffix("/v1") if base else ANTHROPIC_BASE,
-            claude=True,
-            reasoning=reasoning,
-            compat=_claude_compat(model_id),
-        )
-    if provider == "gemini" or api == GOOGLE_GENERATIVE_AI:
-        return Route(
-            GOOGLE_GENERATIVE_AI,
-            pi_provider or "google",
-            model_id,
-            base or GOOGLE_BASE,
-            reasoning=reasoning,
-        )
-    if provider == "openrouter" and claude and api != OPENAI_COMPLETIONS:
-        # pi serves Claude on OpenRouter with the Messages API (OpenRouter's /api/v1/messages):
-        # thinking and text come back as Claude's own signed blocks, in stream order.
-        return Route(
-            ANTHROPIC_MESSAGES,
-            "openrouter",
-            model_id,
-            base.removesuffix("/v1") if base else OPENROUTER_ANTHROPIC_BASE,
-            claude=True,
-            reasoning=reasoning,
-            compat=_claude_compat(model_id, openrouter=True),
-        )
-    if provider == "openai" or api == OPENAI_RESPONSES:
-        bare = model_id.removeprefix("responses/")
-        responses = api == OPENAI_RESPONSES or (
-            api is None
-            and (
-                model_id.startswith("responses/")
-                or info.mode == "responses"
-                or (base is None and reasoning)
-            )
-        )
-        if responses:
-            return Route(
-                OPENAI_RESPONSES,
-                pi_provider or "openai",
-                bare,
-                base or OPENAI_BASE,
-                reasoning=reasoning,
-            )
-    if provider in OLLAMA_PROVIDERS:
-        compat = _chat_compat(provider, base, info)
-        return Route(
-            OPENAI_COMPLETIONS,
-            "ollama",
-            model_id,
-            _ollama_root(base) + "/v1",
-            reasoning=True,  # local models are in no table: the user's --thinking is taken as said
-            compat=compat,
-        )
-    if provider in CHAT_BASES or base is not None or api == OPENAI_COMPLETIONS:
-        endpoint = base or CHAT_BASES.get(provider)
-        if endpoint is not None:
-            return Route(
-                OPENAI_COMPLETIONS,
-                pi_provider,
-                model_id,
-                endpoint,
-                claude=claude and provider == "openrouter",
-                reasoning=reasoning,
-                compat=_chat_compat(provider, endpoint, info),
-            )
-    return _litellm_route(info, claude)
+    ask = _Ask(info, ref.provider, ref.model_id, base, api)
+    for serve in _NATIVE:
+        found = serve(ask)
+        if found is not None:
+            return found
+    return _litellm_route(info, ask.claude)
 
 
 def _litellm_route(info: ModelInfo, claude: bool) -> Route:

@@ -751,6 +751,6 @@ async def test_the_always_answer_of_a_destructive_command_names_only_that_comman
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         await pilot.press("p")
         await pilot.pause()
-    assert "p  Always allow exactly this command (it deletes, overwrites or runs others)" in labels
+    assert "Alt+P  Always allow exactly this command (it deletes, overwrites or runs others)" in labels
     assert not any("matching rm" in label for label in labels)
     assert harness.result == "prefix"

@@ -8,6 +8,7 @@ no wait between them (``pilot.press`` waits after each key, which hides the bugs
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -137,7 +138,9 @@ async def test_typing_on_into_the_read_only_refusal_never_clones(tmp_path: Path)
             assert isinstance(app.screen, ReadOnlyScreen)
             assert app.store is store  # nothing was cloned
             await wait_for(pilot, lambda: editor.text == "hello/compact")
-            await asyncio.sleep(TYPING_PAUSE + 0.1)  # the burst is over
+            # The burst is over a pause after its last key's own time (set above, ahead of now).
+            last_key = enter.time + 0.05 * len("/compact")
+            await asyncio.sleep(max(0.0, last_key + TYPING_PAUSE + 0.1 - time.monotonic()))
             await pilot.press("c")  # deliberate: clones
             await wait_for(pilot, lambda: app.store is not store)
     finally:

@@ -289,59 +289,92 @@ def stream_error(data: Any) -> ProviderError:
     )
 
 
+class _Stream:
+    """One reply's events, each kind handled by its own method (``on_<type>``)."""
+
+    def __init__(self, reply: ReplyBuilder) -> None:
+        self.reply = reply
+        self.usage = _Usage()
+        self.tool_inputs: dict[int, Any] = {}  # a tool_use's input when no JSON pieces follow
+        self.stopped = False
+
+    def on_content_block_start(self, data: dict[str, Any]) -> None:
+        reply, index = self.reply, data.get("index")
+        block = as_dict(data.get("content_block"))
+        what = block.get("type")
+        if what == "text":
+            reply.text_piece(str(block.get("text") or ""), index)
+        elif what == "thinking":
+            started = reply.thinking_piece(str(block.get("thinking") or ""), index)
+            if block.get("signature"):
+                started.signature = str(block["signature"])
+        elif what == "redacted_thinking":
+            reply.redacted_thinking(str(block.get("data") or ""), index)
+        elif what == "tool_use":
+            reply.tool_call(
+                index, call_id=str(block.get("id") or ""), name=str(block.get("name") or "")
+            )
+            if isinstance(index, int) and block.get("input"):
+                self.tool_inputs[index] = block["input"]
+
+    def on_content_block_delta(self, data: dict[str, Any]) -> None:
+        reply, index = self.reply, data.get("index")
+        delta = as_dict(data.get("delta"))
+        piece = delta.get("type")
+        if piece == "text_delta":
+            reply.text_piece(str(delta.get("text") or ""), index)
+        elif piece == "thinking_delta":
+            reply.thinking_piece(str(delta.get("thinking") or ""), index)
+        elif piece == "signature_delta":
+            signed = reply.thinking_piece("", index)
+            signed.signature = (signed.signature or "") + str(delta.get("signature") or "")
+        elif piece == "input_json_delta":
+            if isinstance(index, int):
+                self.tool_inputs.pop(index, None)
+            reply.tool_call(index, arguments=str(delta.get("partial_json") or ""))
+
+    def on_message_start(self, data: dict[str, Any]) -> None:
+        self.usage.update(as_dict(data.get("message")).get("usage"), self.reply)
+
+    def on_message_delta(self, data: dict[str, Any]) -> None:
+        _stop(as_dict(data.get("delta")), self.reply)
+        self.usage.update(data.get("usage"), self.reply)
+
+    def on_message_stop(self, data: dict[str, Any]) -> None:
+        self.stopped = True
+
+    def on_error(self, data: dict[str, Any]) -> None:
+        raise stream_error(data)
+
+    def finish(self) -> None:
+        for index, value in self.tool_inputs.items():
+            self.reply.tool_call(index, arguments=json.dumps(value, ensure_ascii=False))
+
+
+_HANDLERS = {
+    name: getattr(_Stream, f"on_{name}")
+    for name in (
+        "content_block_start",
+        "content_block_delta",
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "error",
+    )
+}
+
+
 async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> None:
-    usage = _Usage()
-    tool_inputs: dict[int, Any] = {}  # a tool_use's input when no JSON pieces follow
-    stopped = False
+    stream = _Stream(reply)
     async for event in sse_events(lines):
         data = decode_json(event.data)
         if not isinstance(data, dict):
             continue
-        kind = data.get("type") or event.name
-        if kind == "content_block_delta":
-            index = data.get("index")
-            delta = as_dict(data.get("delta"))
-            piece = delta.get("type")
-            if piece == "text_delta":
-                reply.text_piece(str(delta.get("text") or ""), index)
-            elif piece == "thinking_delta":
-                reply.thinking_piece(str(delta.get("thinking") or ""), index)
-            elif piece == "signature_delta":
-                signed = reply.thinking_piece("", index)
-                signed.signature = (signed.signature or "") + str(delta.get("signature") or "")
-            elif piece == "input_json_delta":
-                if isinstance(index, int):
-                    tool_inputs.pop(index, None)
-                reply.tool_call(index, arguments=str(delta.get("partial_json") or ""))
-        elif kind == "content_block_start":
-            index = data.get("index")
-            block = as_dict(data.get("content_block"))
-            what = block.get("type")
-            if what == "text":
-                reply.text_piece(str(block.get("text") or ""), index)
-            elif what == "thinking":
-                started = reply.thinking_piece(str(block.get("thinking") or ""), index)
-                if block.get("signature"):
-                    started.signature = str(block["signature"])
-            elif what == "redacted_thinking":
-                reply.redacted_thinking(str(block.get("data") or ""), index)
-            elif what == "tool_use":
-                reply.tool_call(
-                    index, call_id=str(block.get("id") or ""), name=str(block.get("name") or "")
-                )
-                if isinstance(index, int) and block.get("input"):
-                    tool_inputs[index] = block["input"]
-        elif kind == "message_start":
-            usage.update(as_dict(data.get("message")).get("usage"), reply)
-        elif kind == "message_delta":
-            _stop(as_dict(data.get("delta")), reply)
-            usage.update(data.get("usage"), reply)
-        elif kind == "message_stop":
-            stopped = True
-            break
-        elif kind == "error":
-            raise stream_error(data)
-    for index, value in tool_inputs.items():
-        reply.tool_call(index, arguments=json.dumps(value, ensure_ascii=False))
-    if not stopped:
+        handler = _HANDLERS.get(str(data.get("type") or event.name))
+        if handler is not None:
+            handler(stream, data)
+            if stream.stopped:
+                break
+    stream.finish()
+    if not stream.stopped:
         raise stream_ended_early(url)

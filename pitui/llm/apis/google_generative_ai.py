@@ -458,10 +458,51 @@ def _finish(reason: str, reply: ReplyBuilder) -> None:
         reply.finish("error", f"Gemini stopped the reply ({reason}).")
 
 
+class _Stream:
+    """One reply's responses: parts, usage, the finish reason and a blocked prompt."""
+
+    def __init__(self, reply: ReplyBuilder) -> None:
+        self.reply = reply
+        self.reason: str | None = None
+        self.blocked: str | None = None
+
+    def response(self, data: dict[str, Any]) -> None:
+        if data.get("error") is not None:
+            raise stream_error(data)
+        usage = data.get("usageMetadata")
+        if isinstance(usage, dict):
+            take_usage(usage, self.reply)
+        feedback = data.get("promptFeedback")
+        if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
+            self.blocked = feedback["blockReason"]
+        candidates = data.get("candidates")
+        candidate = candidates[0] if isinstance(candidates, list) and candidates else None
+        if not isinstance(candidate, dict):
+            return
+        content = candidate.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict):
+                _feed_part(part, self.reply)
+        if isinstance(candidate.get("finishReason"), str) and candidate["finishReason"]:
+            self.reason = candidate["finishReason"]
+
+    def finish(self, url: str) -> None:
+        if self.reason is not None:
+            _finish(self.reason, self.reply)
+        elif self.blocked is not None:
+            self.reply.finish(
+                "error",
+                f"Gemini blocked the prompt ({self.blocked}): rephrase the request or try "
+                "another model.",
+            )
+        else:
+            raise stream_ended_early(url)
+
+
 async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> None:
     """Feed ``reply`` from the event stream; complete once a finish reason came."""
-    reason: str | None = None
-    blocked: str | None = None
+    stream = _Stream(reply)
     async for event in sse_events(lines):
         data = decode_json(event.data)
         if isinstance(data, list) and len(data) == 1:
@@ -471,31 +512,5 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
                 f"Gemini sent an unreadable event: {one_line(event.data, 120)!r}",
                 retryable=True,
             )
-        if data.get("error") is not None:
-            raise stream_error(data)
-        usage = data.get("usageMetadata")
-        if isinstance(usage, dict):
-            take_usage(usage, reply)
-        feedback = data.get("promptFeedback")
-        if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
-            blocked = feedback["blockReason"]
-        candidates = data.get("candidates")
-        candidate = candidates[0] if isinstance(candidates, list) and candidates else None
-        if not isinstance(candidate, dict):
-            continue
-        content = candidate.get("content")
-        parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict):
-                _feed_part(part, reply)
-        if isinstance(candidate.get("finishReason"), str) and candidate["finishReason"]:
-            reason = candidate["finishReason"]
-    if reason is not None:
-        _finish(reason, reply)
-    elif blocked is not None:
-        reply.finish(
-            "error",
-            f"Gemini blocked the prompt ({blocked}): rephrase the request or try another model.",
-        )
-    else:
-        raise stream_ended_early(url)
+        stream.response(data)
+    stream.finish(url)

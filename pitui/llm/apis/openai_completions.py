@@ -294,12 +294,78 @@ def _stream_error(error: Any) -> ProviderError:
     )
 
 
+class _Stream:
+    """One reply's chunks: text, reasoning (and the field it came in), OpenRouter's reasoning
+    details, tool call pieces, usage and the finish."""
+
+    def __init__(self, reply: ReplyBuilder) -> None:
+        self.reply = reply
+        self.details = _Details()
+        self.finished = False
+        self.thinking_field: str | None = None
+
+    def chunk(self, chunk: dict[str, Any]) -> None:
+        if chunk.get("error") is not None:
+            raise _stream_error(chunk["error"])
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            take_usage(usage, self.reply)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return
+        choice = choices[0]
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            self.delta(delta)
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            _finish(reason, self.reply)
+            self.finished = True
+
+    def delta(self, delta: dict[str, Any]) -> None:
+        reply = self.reply
+        for name in REASONING_FIELDS:
+            piece = delta.get(name)
+            if isinstance(piece, str) and piece:
+                self.thinking_field = self.thinking_field or name
+                reply.thinking_piece(piece)
+                break
+        pieces = delta.get("reasoning_details")
+        if isinstance(pieces, list) and pieces:
+            self.details.add(pieces)
+            if not any(b.kind == "thinking" for b in reply.blocks):
+                reply.thinking_piece("")
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            reply.text_piece(content)
+        for piece in delta.get("tool_calls") or []:
+            if isinstance(piece, dict):
+                self.tool_call(piece)
+
+    def tool_call(self, piece: dict[str, Any]) -> None:
+        index = piece.get("index")
+        function = as_dict(piece.get("function"))
+        arguments = function.get("arguments")
+        self.reply.tool_call(
+            index if isinstance(index, int) else len(self.reply.calls),
+            call_id=str(piece.get("id") or "") or None,
+            name=str(function.get("name") or "") or None,
+            arguments=arguments if isinstance(arguments, str) else "",
+        )
+
+    def finish(self) -> None:
+        """The reasoning's signature: OpenRouter's details, or the field it streamed in."""
+        if self.details.items:
+            items = json.dumps(self.details.items, separators=(",", ":"), ensure_ascii=False)
+            self.reply.thinking_signature(items)
+        elif self.thinking_field is not None:
+            self.reply.thinking_signature(self.thinking_field)
+
+
 async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> None:
     """Feed ``reply`` from the event stream until ``[DONE]`` (or the finish and the end)."""
-    details = _Details()
-    finished = False
+    stream = _Stream(reply)
     done = False
-    thinking_field: str | None = None
     async for event in sse_events(lines):
         if event.data == "[DONE]":
             done = True
@@ -310,52 +376,7 @@ async def read(lines: AsyncIterator[bytes], reply: ReplyBuilder, url: str) -> No
                 f"The provider sent an unreadable event: {one_line(event.data, 120)!r}",
                 retryable=True,
             )
-        if chunk.get("error") is not None:
-            raise _stream_error(chunk["error"])
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            take_usage(usage, reply)
-        choices = chunk.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            continue
-        choice = choices[0]
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            for name in REASONING_FIELDS:
-                piece = delta.get(name)
-                if isinstance(piece, str) and piece:
-                    thinking_field = thinking_field or name
-                    reply.thinking_piece(piece)
-                    break
-            pieces = delta.get("reasoning_details")
-            if isinstance(pieces, list) and pieces:
-                details.add(pieces)
-                if not any(b.kind == "thinking" for b in reply.blocks):
-                    reply.thinking_piece("")
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                reply.text_piece(content)
-            for piece in delta.get("tool_calls") or []:
-                if not isinstance(piece, dict):
-                    continue
-                index = piece.get("index")
-                function = as_dict(piece.get("function"))
-                arguments = function.get("arguments")
-                reply.tool_call(
-                    index if isinstance(index, int) else len(reply.calls),
-                    call_id=str(piece.get("id") or "") or None,
-                    name=str(function.get("name") or "") or None,
-                    arguments=arguments if isinstance(arguments, str) else "",
-                )
-        reason = choice.get("finish_reason")
-        if isinstance(reason, str) and reason:
-            _finish(reason, reply)
-            finished = True
-    if not (done or finished):
+        stream.chunk(chunk)
+    if not (done or stream.finished):
         raise stream_ended_early(url)
-    if details.items:
-        reply.thinking_signature(
-            json.dumps(details.items, separators=(",", ":"), ensure_ascii=False)
-        )
-    elif thinking_field is not None:
-        reply.thinking_signature(thinking_field)
+    stream.finish()
