@@ -749,8 +749,9 @@ async def test_the_always_answer_of_a_destructive_command_names_only_that_comman
         await wait_for(pilot, lambda: screen_up(harness, ApprovalPrompt))
         options = harness.screen.query_one("#approval-options", OptionList)
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
-        await pilot.press("p")
+        await pilot.press("alt+p")
         await pilot.pause()
-    assert "Alt+P  Always allow exactly this command (it deletes, overwrites or runs others)" in labels
+    exact = "Alt+P  Always allow exactly this command (it deletes, overwrites or runs others)"
+    assert exact in labels
     assert not any("matching rm" in label for label in labels)
     assert harness.result == "prefix"
