@@ -37,6 +37,8 @@ from typing import Any
 EXIT_MARK = "__BENCH_EXITED__"
 COMMAND_TIMEOUT = 30.0
 """Seconds to wait for tmux to answer a command (a loaded machine takes seconds, rarely)."""
+CLIENT_ENDED = "the tmux control client ended"
+"""What a command waiting for its answer gets when the control client ends first."""
 
 
 class TerminalError(RuntimeError):
@@ -236,7 +238,7 @@ class Terminal:
                 break
         for pending in pendings:
             pending.error = True
-            pending.lines.append("the tmux control client ended")
+            pending.lines.append(CLIENT_ENDED)
             pending.done.set()
 
     def _send(self, line: str) -> _Pending:
@@ -273,12 +275,22 @@ class Terminal:
             raise TerminalError("the tmux control client died again")
 
     def command(self, *args: str, timeout: float = COMMAND_TIMEOUT) -> list[str]:
-        pending = self._send(" ".join(_quote(a) for a in args))
-        if not pending.done.wait(timeout):
-            raise TerminalError(f"tmux did not answer {args!r}")
-        if pending.error:
-            raise TerminalError(f"tmux {args!r}: {' '.join(pending.lines)}")
-        return pending.lines
+        """Run one tmux command and return its answer. A command that met a control client
+        on its way out (the write went through, then the client ended before answering: the
+        server was killed in between) is sent once more to the replacement client."""
+        for attempt in (1, 2):
+            pending = self._send(" ".join(_quote(a) for a in args))
+            if not pending.done.wait(timeout):
+                raise TerminalError(f"tmux did not answer {args!r}")
+            if pending.error and pending.lines == [CLIENT_ENDED] and attempt == 1:
+                if self._control is not None:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self._control.wait(timeout=10)
+                continue
+            if pending.error:
+                raise TerminalError(f"tmux {args!r}: {' '.join(pending.lines)}")
+            return pending.lines
+        raise TerminalError("unreachable")
 
     # ------------------------------------------------------------------------------- programs
 
