@@ -4,7 +4,7 @@ Every module imported before the TUI's first frame delays it (the interpreter im
 few MB/s of byte code, and a dataclass costs ~1 ms to define). The modules in
 :data:`DEFERRED` are imported where they are first used, never at the top of a module the
 first frame loads; :func:`warm_up` imports them in a thread once the frame is on screen, so
-their first use (a compaction, a summary in the chat) does not import them on the event loop.
+their first use (a compaction, a checkpoint) does not import them on the event loop.
 ``tests/cli/test_headless_imports.py`` checks the TUI's own import log: none of these, nor
 the provider layer, is imported before the first frame.
 """
@@ -17,7 +17,6 @@ log = logging.getLogger(__name__)
 
 DEFERRED: tuple[str, ...] = (
     "pitui.agent.summarize",  # compaction and branch summaries: the model call
-    "textual.widgets._markdown",  # a compaction or branch summary in the chat
     "pitui.ui.screens.approval_prompt",  # ask mode's question (with the files it touches)
     "pitui.checkpoint.store",  # file checkpoints: opened as the first prompt is sent
     "pitui.checkpoint.record",

@@ -40,14 +40,8 @@ NOT_BEFORE_FIRST_FRAME = (
     "pitui.cli.compact_cmd",
     "pitui.cli.trust_cmd",
     "pitui.cli.checkpoint_cmds",
-    # What textual.widgets._markdown imports: Textual loads its widgets through importlib,
-    # whose imports -X importtime does not log (the import statements inside them it does).
-    "textual.highlight",
 )
 """pitui's own modules the first frame does not need (a module or a package, by prefix)."""
-LOGGED_AS = {"textual.widgets._markdown": "textual.highlight"}
-"""A deferred module that may be imported through importlib (unlogged; ``from textual.widgets
-import Markdown`` is) and the module its body imports with an import statement (logged)."""
 BRANCHES = "pi-v3-branches.jsonl"
 CONTEXT_EDIT = "pi-v3-context-edit.jsonl"
 
@@ -225,7 +219,7 @@ def test_the_tui_first_frame_imports_no_provider_layer_and_nothing_deferred(
 ) -> None:
     session = copy_fixture(BRANCHES, tmp_path / "sessions")
     _with_latest_prompt(session)
-    deferred = {LOGGED_AS.get(name, name) for name in DEFERRED}
+    deferred = set(DEFERRED)
     before, after = run_tui_to_first_frame(session, tmp_path, tuple(sorted(deferred)))
     modules = logged_modules(before)
     assert "pitui.ui.screens.main" in modules  # the import log was read, up to the frame

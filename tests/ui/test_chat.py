@@ -23,6 +23,7 @@ from pitui.session import SessionStore
 from pitui.text import StreamSanitizer, keep_sgr_only, strip_escapes
 from pitui.ui.app import PituiApp
 from pitui.ui.sanitize import tool_output_text
+from pitui.ui.widgets.bounded import MARKDOWN_CHARS, MoreLine
 from pitui.ui.widgets.chat import (
     FILL_PAUSE,
     FILL_SLICE,
@@ -36,6 +37,7 @@ from pitui.ui.widgets.chat import (
     ToolBlock,
     UserBlock,
 )
+from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.prompt import PromptEditor
 
 HOSTILE = (
@@ -323,8 +325,10 @@ async def test_compaction_block_is_collapsed_and_expands_to_the_summary(
         assert block.collapsed
         block.collapsed = False
         await pilot.pause()
-        summary = block.query_one("Markdown")
-        assert "07-compaction summary #1 (update" in summary.source  # type: ignore[attr-defined]
+        summary = block.query_one(MarkdownView)
+        assert "07-compaction summary #1 (update" in summary.source
+        # Rendered as a reply is (the one Markdown renderer): the source's marks are gone.
+        assert "07-compaction summary #1 (update" in summary.text
 
 
 async def test_branch_summaries_are_shown(app_factory: Callable[..., PituiApp]) -> None:
@@ -339,8 +343,36 @@ async def test_branch_summaries_are_shown(app_factory: Callable[..., PituiApp]) 
         await pilot.pause()
         blocks = list(chat(app).query(SummaryBlock).filter(".branch-summary"))
         assert len(blocks) == 1
-        summary = blocks[0].query_one("Markdown")
-        assert summary.source.startswith("The user explored a different conversati")  # type: ignore[attr-defined]
+        summary = blocks[0].query_one(MarkdownView)
+        assert summary.source.startswith("The user explored a different conversati")
+
+
+async def test_a_long_summary_shows_more_as_a_reply_does(
+    app_factory: Callable[..., PituiApp],
+) -> None:
+    app = app_factory(model=None)
+    lines = [f"- point {n:05d} of the summary, kept for later" for n in range(600)]
+    summary = "## Goal\n\n" + "\n".join(lines)  # ~28k characters: several parts
+    user = app.store.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    app.store.append_compaction(summary, user, 99)
+    async with app.run_test(size=SIZE) as pilot:
+        await chat(app).wait_idle()
+        block = chat(app).query(SummaryBlock).last()
+        block.collapsed = False
+        await pilot.pause()
+        view = block.query_one(MarkdownView)
+        assert len(view.source) < len(summary) and summary.startswith(view.source)
+        presses = 0
+        while block.query(MoreLine) and presses < 50:
+            block.query_one(MoreLine).action_show_more()
+            await pilot.pause()
+            presses += 1
+        assert presses >= len(summary) // MARKDOWN_CHARS  # a part at a time
+        assert view.source == summary
+        shown = view.text.split("\n")
+        assert shown[0] == "Goal" and shown[-1].endswith(
+            "point 00599 of the summary, kept for later"
+        )
 
 
 async def test_leaf_move_rebuilds_the_branch(app_factory: Callable[..., PituiApp]) -> None:
@@ -704,7 +736,6 @@ async def test_a_long_streamed_reply_looks_like_the_same_text_shown_at_once(
     """A long reply streamed in small chunks (its last block rendered again at each frame)
     ends up with exactly the lines, styles and height of the same text rendered at once."""
     from pitui.agent.events import MessageDelta, MessageStart, RunEnded
-    from pitui.ui.widgets.markdown_view import MarkdownView
 
     app = app_factory(model=None)
     async with app.run_test(size=(100, 41)) as pilot:

@@ -15,7 +15,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from pitui.session import SessionStore
-from pitui.ui.widgets.inspectors import DetailsPane, TabName
+from pitui.ui.widgets.inspectors import DetailsPane
 
 COMPACTION = "pi-v3-compaction-and-system-prompt.jsonl"
 CONTEXT_EDIT = "pi-v3-context-edit.jsonl"
@@ -39,7 +39,7 @@ def open_fixture(name: str, tmp_path: Path) -> SessionStore:
 
 
 def showing(
-    entry_id: str, tab: TabName, expand_system: bool = False
+    entry_id: str, tab: str, expand_system: bool = False
 ) -> Callable[[Pilot[Any]], Awaitable[None]]:
     async def run_before(pilot: Pilot[Any]) -> None:
         pane = pilot.app.query_one(DetailsPane)

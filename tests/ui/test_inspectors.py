@@ -16,19 +16,27 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Button, Collapsible, Markdown, OptionList, Static
+from textual.widgets import Button, Collapsible, OptionList, Static, Tab
 
 from pitui.compaction.tiktoken_count import TiktokenEstimator
 from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
+from pitui.ui.widgets.inspector_views import CompactionView, ContextView
 from pitui.ui.widgets.inspectors import (
+    TABS,
+    CompactionDetails,
+    ContextDetails,
     ContextRow,
     DetailsPane,
+    DetailsTab,
+    EntryDetails,
+    TabOptions,
     build_compaction_view,
     build_context_view,
     entry_body,
     entry_meta,
 )
+from pitui.ui.widgets.markdown_view import MarkdownView
 
 COMPACTION = "pi-v3-compaction-and-system-prompt.jsonl"
 CONTEXT_EDIT = "pi-v3-context-edit.jsonl"
@@ -82,14 +90,24 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-async def show(pilot: Pilot[Any], entry_id: str, tab: str | None = None) -> DetailsPane:
+async def show(pilot: Pilot[Any], entry_id: str | None, tab: str | None = None) -> DetailsPane:
     pane = pilot.app.query_one(DetailsPane)
     if tab is not None:
-        pane.set_tab(tab)  # type: ignore[arg-type]
+        pane.set_tab(tab)
         await pilot.pause()
     pane.show(entry_id)
     await settle(pilot)
     return pane
+
+
+def context_view(pane: DetailsPane) -> ContextView | None:
+    """The context the Context tab shows (``None``: not built)."""
+    return pane.query_one(ContextDetails).view
+
+
+def compaction_view(pane: DetailsPane) -> CompactionView | None:
+    """The compaction the Compaction tab shows (``None``: none on the path)."""
+    return pane.query_one(CompactionDetails).view
 
 
 def message_ids(rows: list[ContextRow]) -> list[str]:
@@ -103,7 +121,7 @@ async def test_context_before_and_after_a_compaction(tmp_path: Path) -> None:
     store = open_fixture(COMPACTION, tmp_path)
     async with PaneApp(store).run_test(size=(110, 40)) as pilot:
         pane = await show(pilot, "a1aaae2a", "context")
-        before = pane.context_view
+        before = context_view(pane)
         assert before is not None and before.entry_id == "a1aaae2a"
         assert before.projection.compaction_id is None
         ids_before = message_ids(before.rows)
@@ -113,7 +131,7 @@ async def test_context_before_and_after_a_compaction(tmp_path: Path) -> None:
         assert not any("earlier entries summarized" in text for text in option_texts(pane))
 
         pane = await show(pilot, "8beea7e2")
-        after = pane.context_view
+        after = context_view(pane)
         assert after is not None and after.projection.compaction_id == "2f2988c4"
         ids_after = message_ids(after.rows)
         assert ids_after == after.projection.source_entry_ids
@@ -139,7 +157,7 @@ async def test_context_header_tokens_against_the_window(tmp_path: Path) -> None:
     store = open_fixture(COMPACTION, tmp_path)
     async with PaneApp(store, context_window=10_000).run_test(size=(110, 40)) as pilot:
         pane = await show(pilot, "0b455017", "context")
-        view = pane.context_view
+        view = context_view(pane)
         assert view is not None
         head = text_of(pane.query_one("#context-head", Static))
         assert f"{view.used:,} / 10,000 tokens" in head
@@ -169,9 +187,9 @@ async def test_context_window_from_the_session_model_or_unknown(tmp_path: Path) 
     store = open_fixture(COMPACTION, tmp_path)
     async with PaneApp(store).run_test(size=(110, 40)) as pilot:
         pane = await show(pilot, "0b455017", "context")
-        assert pane.context_view is not None
-        assert pane.context_view.model_name == "anthropic/claude-sonnet-4-5"
-        assert pane.context_view.window  # from litellm's table
+        assert context_view(pane) is not None
+        assert context_view(pane).model_name == "anthropic/claude-sonnet-4-5"
+        assert context_view(pane).window  # from litellm's table
     bare = SessionStore.in_memory(str(tmp_path))
     user = bare.append_message({"role": "user", "content": "hi", "timestamp": 1})
     async with PaneApp(bare).run_test(size=(110, 40)) as pilot:
@@ -184,7 +202,7 @@ async def test_context_edit_markers(tmp_path: Path) -> None:
     store = open_fixture(CONTEXT_EDIT, tmp_path)
     async with PaneApp(store).run_test(size=(110, 40)) as pilot:
         pane = await show(pilot, "bbdd7c2f", "context")
-        view = pane.context_view
+        view = context_view(pane)
         assert view is not None
         omitted = {r.entry_id: r for r in view.rows if r.kind == "omitted"}
         assert set(omitted) == {"9c90b99b", "b1d4677f"}
@@ -204,7 +222,7 @@ async def test_context_edit_markers(tmp_path: Path) -> None:
 
         # On the side branch only that branch's edit applies; nothing is omitted.
         pane = await show(pilot, "9e514d3a")
-        side = pane.context_view
+        side = context_view(pane)
         assert side is not None
         assert not [r for r in side.rows if r.kind == "omitted"]
         assert [(r.entry_id, r.note) for r in side.rows if "edited" in r.markers] == [
@@ -213,7 +231,7 @@ async def test_context_edit_markers(tmp_path: Path) -> None:
 
         # After the compaction, an edited kept entry is both kept and edited.
         pane = await show(pilot, "0179b3cd")
-        late = pane.context_view
+        late = context_view(pane)
         assert late is not None
         kept_edited = [r for r in late.rows if r.markers == ("kept", "edited")]
         assert [r.entry_id for r in kept_edited] == ["1af5e7a8", "fdfaaf75"]
@@ -224,7 +242,7 @@ async def test_context_rows_capped_with_show_more_and_jump(tmp_path: Path) -> No
     async with PaneApp(store, row_cap=5).run_test(size=(110, 40)) as pilot:
         pane = await show(pilot, "0b455017", "context")
         rows = pane.query_one("#context-rows", OptionList)
-        view = pane.context_view
+        view = context_view(pane)
         assert view is not None and len(view.rows) > 10
         assert rows.option_count == 1 + 5 + 1  # header, rows, "show more"
         assert option_texts(pane)[-1].startswith(f"Show 5 more ({len(view.rows) - 5} not shown)")
@@ -266,7 +284,7 @@ async def test_tiktoken_counts_fill_in_from_a_thread(
         release.set()
         await settle(pilot)
         assert threads and threads[0] != threading.main_thread().name
-        view = pane.context_view
+        view = context_view(pane)
         assert view is not None
         total, per = original(TiktokenEstimator.for_model(view.model_name), view.projection)
         assert f"tiktoken {total:,} (cl100k_base)" in text_of(head)
@@ -292,10 +310,10 @@ async def test_show_is_debounced_and_only_the_visible_tab_is_built(tmp_path: Pat
         await pilot.pause(0.7)
         assert pane.entry_id == "d59fd00a"
         assert "d59fd00a" in text_of(pane.query_one("#entry-meta", Static))
-        assert pane.context_view is None  # the context tab is not visible: not built
+        assert context_view(pane) is None  # the context tab is not visible: not built
         pane.set_tab("context")
         await pilot.pause(0.1)
-        assert pane.context_view is not None and pane.context_view.entry_id == "d59fd00a"
+        assert context_view(pane) is not None and context_view(pane).entry_id == "d59fd00a"
         assert pane.active_tab == "context"
         # Going back to the entry tab does not rebuild it (nothing changed).
         meta = pane.query_one("#entry-meta", Static)
@@ -312,7 +330,7 @@ async def test_compaction_tab_values_and_jump(tmp_path: Path) -> None:
     store = open_fixture(COMPACTION, tmp_path)
     async with PaneApp(store).run_test(size=(110, 50)) as pilot:
         pane = await show(pilot, "6612458f", "compaction")
-        view = pane.compaction_view
+        view = compaction_view(pane)
         assert view is not None and view.compaction_id == "97c1ae73" and not view.is_entry
         head = text_of(pane.query_one("#compaction-head", Static))
         assert "Compaction 97c1ae73" in head and "latest on the path to 6612458f" in head
@@ -335,7 +353,7 @@ async def test_compaction_tab_values_and_jump(tmp_path: Path) -> None:
 
         # The first compaction, shown on itself.
         pane = await show(pilot, "2f2988c4")
-        first = pane.compaction_view
+        first = compaction_view(pane)
         assert first is not None and first.is_entry and first.first_kept == "37fbaff7"
         assert "this entry" in text_of(pane.query_one("#compaction-head", Static))
         assert "2,466 before" in text_of(pane.query_one("#compaction-facts", Static))
@@ -343,12 +361,12 @@ async def test_compaction_tab_values_and_jump(tmp_path: Path) -> None:
 
         # Before any compaction.
         pane = await show(pilot, "34bc9a20")
-        assert pane.compaction_view is None
+        assert compaction_view(pane) is None
         assert text_of(pane.query_one("#compaction-head", Static)) == (
             "No compaction on the path to 34bc9a20."
         )
         assert not pane.query_one("#jump-first-kept", Button).display
-        assert pane.jump_to_first_kept() is False
+        assert pane.query_one(CompactionDetails).jump_to_first_kept() is False
 
 
 # ----------------------------------------------------------------------------- entry tab
@@ -436,6 +454,7 @@ def visible_text(pane: DetailsPane) -> str:
     ]
     parts += option_texts(pane)
     parts += [str(c.title) for c in pane.query(Collapsible)]
+    parts += [view.text for view in pane.query(MarkdownView)]
     return "\n".join(parts)
 
 
@@ -494,8 +513,87 @@ async def test_untrusted_text_is_shown_literally(tmp_path: Path) -> None:
         pane = await show(pilot, ids["edit"], "compaction")
         files = text_of(pane.query_one("#compaction-files", Static))
         assert f"  {NASTY}\n" in files and "fileosc clear bell dcs done" in files
-        summary = pane.query_one("#compaction-summary", Markdown)
+        summary = pane.query_one("#compaction-summary", MarkdownView)
         assert summary.source == f"## Goal\n{NASTY}\n\nosc clear bell dcs done"
+        # Rendered as Markdown (the heading's marks gone), the markup in it as written.
+        assert summary.text.split("\n") == ["Goal", "", NASTY, "", "osc clear bell dcs done"]
+
+
+# ----------------------------------------------------------------------------- a new tab
+
+
+class TypeTab(DetailsTab):
+    """A tab as small as one can be: the highlighted entry's type (a test registers it)."""
+
+    key = "type"
+    title = "Type"
+
+    def __init__(self, options: TabOptions | None = None, *, id: str | None = None) -> None:
+        super().__init__(options, id=id)
+        self.shown: list[str | None] = []
+        self.forgotten = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(""), id="type-text", markup=False)
+
+    def show(self, entry_id: str | None) -> None:
+        self.entry_id = entry_id
+        self.shown.append(entry_id)
+        entry = self.pitui.store.find(entry_id) if entry_id is not None else None
+        text = "Nothing selected." if entry is None else f"{entry_id} is a {entry['type']}"
+        self.query_one("#type-text", Static).update(Content(text))
+
+    def forget(self) -> None:
+        self.forgotten += 1
+
+
+async def test_a_registered_tab_is_shown_switched_to_by_its_key_and_cleared(
+    tmp_path: Path,
+) -> None:
+    tabs = TABS.copy()
+    tabs.register(TypeTab)
+    store = open_fixture(COMPACTION, tmp_path)
+    async with PaneApp(store, tabs=tabs).run_test(size=(110, 40)) as pilot:
+        pane = await show(pilot, "2f2988c4")
+        tab = pane.query_one(TypeTab)
+        labels = [str(t.label) for t in pane.query(Tab)]
+        assert labels == ["Entry", "Context", "Compaction", "Files", "Type"]
+        assert tab.shown == []  # not visible: not built
+
+        pane.set_tab("type")
+        await pilot.pause()
+        assert pane.active_tab == "type" and pane.tab("type") is tab
+        assert tab.shown == ["2f2988c4"]
+        assert text_of(tab.query_one("#type-text", Static)) == "2f2988c4 is a compaction"
+
+        pane = await show(pilot, "a1aaae2a")  # the visible tab follows the tree
+        assert text_of(tab.query_one("#type-text", Static)) == "a1aaae2a is a message"
+        pane = await show(pilot, None)  # nothing highlighted: cleared
+        assert text_of(tab.query_one("#type-text", Static)) == "Nothing selected."
+
+        pane.refresh_entry()  # a label changed: every tab forgets, the visible one shows again
+        await pilot.pause()
+        assert tab.forgotten == 1 and tab.shown == ["2f2988c4", "a1aaae2a", None, None]
+
+        await pilot.click("#details Tab#--content-tab-tab-entry")  # the tab bar switches too
+        await pilot.pause()
+        assert pane.active_tab == "entry"
+    assert "type" not in TABS  # the app's own registry is unchanged
+
+
+def test_the_registry_refuses_what_the_pane_could_not_show() -> None:
+    tabs = TABS.copy()
+    with pytest.raises(ValueError, match="Two details tabs are called 'entry'"):
+        tabs.register(EntryDetails)
+
+    class Unnamed(DetailsTab):
+        title = "Unnamed"
+
+    with pytest.raises(ValueError, match="key must be a lowercase name"):
+        tabs.register(Unnamed)
+    with pytest.raises(ValueError, match="Unknown details tab 'nope': use one of entry, context"):
+        DetailsPane(tab="nope")
+    assert TABS.keys == ("entry", "context", "compaction", "files")
 
 
 # ----------------------------------------------------------------------------- inside PituiApp
@@ -517,7 +615,7 @@ async def test_inside_pitui_app_with_an_agent(app_factory: Callable[..., PituiAp
         assert pane.active_tab == "context"
         pane.show("8beea7e2")
         await settle(pilot)
-        view = pane.context_view
+        view = context_view(pane)
         assert view is not None
         # The agent's model is unknown to litellm: its name is used, the window comes from the
         # session's model.

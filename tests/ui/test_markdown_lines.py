@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
+from pathlib import Path
 
 from pitui.ui.markdown_lines import MarkdownRenderer, MarkdownStyle, block_starts, warm_up
 
+ROOT = Path(__file__).resolve().parents[2]
 TEXT = "\n\n".join(
     [
         "# Title",
@@ -135,3 +138,33 @@ def test_blocks_are_found_where_the_renderers_parse_puts_them() -> None:
     for text in samples:
         assert block_starts(text) == with_full_parse(text), text
     assert len(block_starts(samples[1])) == 2  # a reference definition is no block of its own
+
+
+def markdown_renderers(root: Path) -> list[str]:
+    """Modules under ``root`` that import a Markdown renderer (Rich's or Textual's widget)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                names = {alias.name for alias in node.names}
+                if module.startswith("rich.markdown") or module.startswith("textual.widgets._m"):
+                    found.append(f"{path.relative_to(root)} {module}")
+                elif module == "textual.widgets" and names & {"Markdown", "MarkdownViewer"}:
+                    found.append(f"{path.relative_to(root)} {module}.Markdown")
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{path.relative_to(root)} {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith(("rich.markdown", "textual.widgets._markdown"))
+                ]
+    return found
+
+
+def test_replies_and_summaries_have_one_markdown_renderer(tmp_path: Path) -> None:
+    """Only this module renders Markdown (the chat's replies and summaries, the details
+    pane's summary all show it through MarkdownView): no second renderer creeps back."""
+    assert markdown_renderers(ROOT / "pitui") == ["ui/markdown_lines.py rich.markdown"]
+    (tmp_path / "widget.py").write_text("from textual.widgets import Button, Markdown\n")
+    assert markdown_renderers(tmp_path) == ["widget.py textual.widgets.Markdown"]

@@ -199,15 +199,20 @@ async def test_after_a_burst_of_keys_the_details_show_the_last_entry(
         assert "The widget builds all nodes eagerly." in body
 
 
-async def test_context_tab_can_be_the_initial_tab(app_factory: Callable[..., PituiApp]) -> None:
+@pytest.mark.parametrize(
+    ("asked", "opened"), [("context", "context"), ("files", "files"), ("nope", "entry")]
+)
+async def test_any_details_tab_can_be_the_initial_tab(
+    app_factory: Callable[..., PituiApp], asked: str, opened: str
+) -> None:
     from pitui.ui.widgets.inspectors import DetailsPane
 
     app = app_factory("pi-v3-branches.jsonl", model=None)
     async with app.run_test(size=SIZE) as pilot:
-        app.push_screen(TreeBrowserScreen(initial_tab="context"))
+        app.push_screen(TreeBrowserScreen(initial_tab=asked))
         await wait_for(pilot, lambda: screen_up(app, TreeBrowserScreen))
         await pilot.pause()
-        assert app.screen.query_one(DetailsPane).active_tab == "context"
+        assert app.screen.query_one(DetailsPane).active_tab == opened
 
 
 # ---------------------------------------------------------------------------------- keys

@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TABS = ("entry", "context", "compaction")
-
 DETAILS_MIN_WIDTH = 100
 """Below this many columns the details pane starts hidden (the tree needs the width)."""
 
@@ -70,9 +68,16 @@ def tree_browser(app: PituiApp, initial_tab: str = "entry") -> TreeBrowserScreen
     else:
         screen = TreeBrowserScreen(initial_tab)
         app.install_screen(screen, SCREEN_NAME)
-    screen.initial_tab = initial_tab if initial_tab in TABS else "entry"
+    screen.initial_tab = known_tab(initial_tab)
     screen.reopening = screen.is_mounted
     return screen
+
+
+def known_tab(key: str) -> str:
+    """``key`` when the details pane has a tab of that name, else its first tab."""
+    from pitui.ui.widgets.inspectors import TABS
+
+    return key if key in TABS else TABS.first
 
 
 class TreeStatus(Widget):
@@ -144,7 +149,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
 
     def __init__(self, initial_tab: str = "entry") -> None:
         super().__init__()
-        self.initial_tab = initial_tab if initial_tab in TABS else "entry"
+        self.initial_tab = known_tab(initial_tab)
         self._busy = False
         self._summarizing = False
         self.reopening = False
@@ -180,7 +185,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
             with column:
                 yield SessionTree(mode=self._filter_mode(), id="session-tree")
                 yield TreeStatus(id="tree-status")
-            details = DetailsPane(tab=self.initial_tab, id="tree-details")  # type: ignore[arg-type]
+            details = DetailsPane(tab=self.initial_tab, id="tree-details")
             details.display = self._details_wanted(self.app.size.width)
             yield details
         yield KeyFooter()
@@ -221,7 +226,7 @@ class TreeBrowserScreen(UsesApp, Screen[str | None]):
         # Opened again: start afresh, as a new browser would.
         details = self.details
         self._show_details(self._details_wanted(self.app.size.width))
-        details.set_tab(self.initial_tab)  # type: ignore[arg-type]
+        details.set_tab(self.initial_tab)
         tree = self.session_tree
         tree.reset(self._filter_mode())
         tree.focus()

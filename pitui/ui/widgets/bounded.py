@@ -2,7 +2,7 @@
 hidden; "show more" (click, or Enter when focused) reveals the next part.
 
 A session can hold a reply of megabytes, a message of hundreds of thousands of text blocks, a
-user prompt of a whole log: rendering all of it (Markdown widgets, wrapped lines) costs seconds
+user prompt of a whole log: rendering all of it (Markdown, wrapped lines) costs seconds
 and gigabytes before the first frame. What one entry shows at first is bounded in characters,
 lines and widgets (``TEXT_CHARS``, ``MARKDOWN_CHARS``, ``TEXT_LINES``, ``TEXT_BLOCKS``), and
 every "show more" reveals one more part of the same size: the cost follows what the reader
@@ -25,7 +25,7 @@ TEXT_LINES = 300
 """Lines likewise (a text of short lines is cut at this many)."""
 MARKDOWN_CHARS = 6_000
 """Characters of one entry's Markdown (replies, summaries) shown at first and revealed by each
-"show more": Markdown costs a widget per paragraph, list item and code block (and highlighting)."""
+"show more": Markdown costs more per character than plain text (parsing, wrapping, highlighting)."""
 TEXT_BLOCKS = 40
 """Text and thinking blocks of one message shown as their own widgets; the text of the rest is
 hidden behind the last text block's "show more"."""

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events, work
@@ -73,9 +73,6 @@ from pitui.ui.widgets.bounded import (
 from pitui.ui.widgets.kept_lines import KeptLines, KeptScrollBar
 from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.notice import Notice, NoticeBlock, Severity
-
-if TYPE_CHECKING:
-    from textual.widgets import Markdown
 
 log = logging.getLogger("pitui.ui.chat")
 
@@ -316,13 +313,10 @@ class SummaryBlock(Collapsible):
     start and "show more")."""
 
     def __init__(self, summary: str, **kwargs: Any) -> None:
-        # Textual's Markdown widget (and the syntax highlighter it imports) only once a
-        # summary is shown: not on the path to the first frame of a session without one.
-        from textual.widgets import Markdown
-
+        # Rendered as replies are (a MarkdownView: lines only once expanded and painted).
         self._summary = summary
         self._end = cut_at(summary, 0, MARKDOWN_CHARS)
-        self._markdown: Markdown = Markdown(summary[: self._end])
+        self._markdown = MarkdownView(summary[: self._end])
         hidden = len(summary) - self._end
         self._more = MoreLine(hidden, classes="more") if hidden else None
         children = [self._markdown] + ([self._more] if self._more is not None else [])
@@ -333,8 +327,8 @@ class SummaryBlock(Collapsible):
         event.stop()
         if self._more is None:
             return
-        self._end = cut_at(self._summary, self._end, MARKDOWN_CHARS)
-        await self._markdown.update(self._summary[: self._end])
+        start, self._end = self._end, cut_at(self._summary, self._end, MARKDOWN_CHARS)
+        self._markdown.append(self._summary[start : self._end])
         hidden = len(self._summary) - self._end
         if hidden:
             self._more.set_hidden(hidden)
@@ -350,6 +344,7 @@ class SummaryBlock(Collapsible):
     }
     SummaryBlock > CollapsibleTitle { color: $text-secondary; padding: 0 1; }
     SummaryBlock > Contents { padding: 0 1 0 3; }
+    SummaryBlock MarkdownView { margin-top: 1; }
     """
 
 

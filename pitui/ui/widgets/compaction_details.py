@@ -1,7 +1,8 @@
 """``CompactionDetails``: the details pane's Compaction tab: the compaction in effect at the
 highlighted entry (its numbers, files, summary) with a jump to its first kept entry.
 
-Compaction summaries are rendered as Markdown on purpose (brackets stay literal there); every
+The summary is Markdown, shown by :class:`~pitui.ui.widgets.markdown_view.MarkdownView` (the
+chat's renderer: console markup and brackets stay literal, escapes are stripped first); every
 other text is literal (see :mod:`pitui.ui.widgets.inspector_views`).
 """
 
@@ -14,12 +15,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.message import Message
-from textual.widget import Widget
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Button, Static
 
 from pitui.text import strip_escapes
-from pitui.ui.app_state import UsesApp
+from pitui.ui.widgets.details_tab import DetailsTab, TabOptions
 from pitui.ui.widgets.inspector_views import (
     KEY_STYLE,
     CompactionView,
@@ -28,6 +27,7 @@ from pitui.ui.widgets.inspector_views import (
     compaction_files,
     heading,
 )
+from pitui.ui.widgets.markdown_view import MarkdownView
 
 _PARTS = (
     "#compaction-facts",
@@ -38,14 +38,17 @@ _PARTS = (
 )
 
 
-class CompactionDetails(UsesApp, Widget):
+class CompactionDetails(DetailsTab):
     """The latest compaction on the path to the highlighted entry."""
+
+    key = "compaction"
+    title = "Compaction"
 
     DEFAULT_CSS: ClassVar[str] = """
     CompactionDetails { height: 1fr; }
     CompactionDetails > VerticalScroll { height: 1fr; padding: 0 1; }
     CompactionDetails #jump-first-kept { margin: 1 0; }
-    CompactionDetails #compaction-summary { margin: 0; padding: 0; }
+    CompactionDetails #compaction-summary { margin: 1 0 0 0; padding: 0; }
     CompactionDetails #compaction-summary-title { margin-top: 1; }
     """
 
@@ -53,16 +56,8 @@ class CompactionDetails(UsesApp, Widget):
         Binding("j", "jump_first_kept", "Jump to first kept", show=False),
     ]
 
-    class JumpRequested(Message):
-        """Go to ``entry_id`` (the compaction's first kept entry)."""
-
-        def __init__(self, entry_id: str) -> None:
-            super().__init__()
-            self.entry_id = entry_id
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.entry_id: str | None = None
+    def __init__(self, options: TabOptions | None = None, *, id: str | None = None) -> None:
+        super().__init__(options, id=id)
         self.view: CompactionView | None = None
         """The compaction shown (``None``: none on the path)."""
 
@@ -73,7 +68,7 @@ class CompactionDetails(UsesApp, Widget):
             yield Button("Jump to first kept entry (j)", id="jump-first-kept")
             yield Static(Content(""), id="compaction-files", markup=False)
             yield Static(heading("Summary"), id="compaction-summary-title", markup=False)
-            yield Markdown("", id="compaction-summary", open_links=False)
+            yield MarkdownView(id="compaction-summary")
 
     def on_mount(self) -> None:
         self._set_parts_visible(False)
@@ -112,7 +107,7 @@ class CompactionDetails(UsesApp, Widget):
         button = self.query_one("#jump-first-kept", Button)
         button.disabled = not view.first_kept or view.first_kept_text is None
         summary = view.entry.get("summary")
-        self.query_one("#compaction-summary", Markdown).update(
+        self.query_one("#compaction-summary", MarkdownView).update(
             strip_escapes(summary) if isinstance(summary, str) else "*(no summary)*"
         )
         self._set_parts_visible(True)

@@ -21,12 +21,11 @@ from textual.widgets import Collapsible, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pitui.text import strip_escapes
-from pitui.ui.app_state import UsesApp
+from pitui.ui.widgets.details_tab import DetailsTab, TabOptions
 from pitui.ui.widgets.inspector_views import (
     CACHE_SIZE,
     HEADER_ROW,
     KEY_STYLE,
-    ROW_CAP,
     ContextRow,
     ContextView,
     build_context_view,
@@ -51,8 +50,12 @@ Counts = tuple[int, list[int], str]
 """A tiktoken count: total, per message, encoding name."""
 
 
-class ContextDetails(UsesApp, Widget):
-    """The projected context at the highlighted entry."""
+class ContextDetails(DetailsTab):
+    """The projected context at the highlighted entry (reads the pane's :class:`TabOptions`:
+    tiktoken on or off, the model, its window, the rows shown before "show more")."""
+
+    key = "context"
+    title = "Context"
 
     DEFAULT_CSS: ClassVar[str] = """
     ContextDetails { height: 1fr; }
@@ -72,13 +75,6 @@ class ContextDetails(UsesApp, Widget):
     }
     """
 
-    class JumpRequested(Message):
-        """Go to ``entry_id`` (a row of the context list was chosen)."""
-
-        def __init__(self, entry_id: str) -> None:
-            super().__init__()
-            self.entry_id = entry_id
-
     class _Counted(Message):
         """A tiktoken count finished (posted from the worker thread)."""
 
@@ -88,21 +84,12 @@ class ContextDetails(UsesApp, Widget):
             self.result = result
             self.error = error
 
-    def __init__(
-        self,
-        *,
-        tiktoken: bool = True,
-        model_name: str | None = None,
-        context_window: int | None = None,
-        row_cap: int = ROW_CAP,
-        id: str | None = None,
-    ) -> None:
-        super().__init__(id=id)
-        self.tiktoken_enabled = tiktoken
-        self.model_name = model_name
-        self.context_window = context_window
-        self.row_cap = max(1, row_cap)
-        self.entry_id: str | None = None
+    def __init__(self, options: TabOptions | None = None, *, id: str | None = None) -> None:
+        super().__init__(options, id=id)
+        self.tiktoken_enabled = self.options.tiktoken
+        self.model_name = self.options.model_name
+        self.context_window = self.options.context_window
+        self.row_cap = max(1, self.options.row_cap)
         self.view: ContextView | None = None
         self._views: OrderedDict[str, ContextView] = OrderedDict()
         self._counts: OrderedDict[str, Counts] = OrderedDict()

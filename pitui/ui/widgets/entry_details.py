@@ -13,16 +13,18 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from pitui.session.errors import EntryNotFoundError
-from pitui.ui.app_state import UsesApp
+from pitui.ui.widgets.details_tab import DetailsTab, TabOptions
 from pitui.ui.widgets.inspector_views import entry_body, entry_meta, raw_json
 
 
-class EntryDetails(UsesApp, Widget):
+class EntryDetails(DetailsTab):
     """The highlighted entry, in full. ``show(entry_id)`` rebuilds it."""
+
+    key = "entry"
+    title = "Entry"
 
     DEFAULT_CSS: ClassVar[str] = """
     EntryDetails { height: 1fr; }
@@ -31,9 +33,8 @@ class EntryDetails(UsesApp, Widget):
     EntryDetails #entry-raw { margin-top: 1; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.entry_id: str | None = None
+    def __init__(self, options: TabOptions | None = None, *, id: str | None = None) -> None:
+        super().__init__(options, id=id)
         self._entry: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:

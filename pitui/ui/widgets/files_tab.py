@@ -15,12 +15,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from pitui.checkpoint.diff import FileDiff, diffs, summary_text
 from pitui.checkpoint.record import CheckpointRef
-from pitui.ui.app_state import UsesApp
+from pitui.ui.widgets.details_tab import DetailsTab, TabOptions
 from pitui.ui.widgets.files_view import FilesView
 
 if TYPE_CHECKING:
@@ -35,7 +34,12 @@ REASONS = {
 }
 
 
-class FilesTab(UsesApp, Widget):
+class FilesTab(DetailsTab):
+    """The files at the highlighted entry: "This run" and "Disk vs here" (in a worker)."""
+
+    key = "files"
+    title = "Files"
+
     DEFAULT_CSS: ClassVar[str] = """
     FilesTab { height: 1fr; }
     FilesTab #files-head { padding: 0 1; height: auto; }
@@ -45,11 +49,8 @@ class FilesTab(UsesApp, Widget):
     FilesTab FilesView { height: 1fr; }
     """
 
-    def __init__(
-        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
-    ) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self.entry_id: str | None = None
+    def __init__(self, options: TabOptions | None = None, *, id: str | None = None) -> None:
+        super().__init__(options, id=id)
         self.view: View = "run"
         self._own_workspace: Workspace | None = None
         self._run: tuple[list[FileDiff], str] | None = None

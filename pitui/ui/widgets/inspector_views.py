@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from pitui.session.projection import Projection
     from pitui.session.store import SessionStore
 
-TabName = Literal["entry", "context", "compaction", "files"]
-TABS: tuple[TabName, ...] = ("entry", "context", "compaction", "files")  # files: issue 13
-
 DEBOUNCE = 0.05  # seconds between the last show() and the rebuild
 ROW_CAP = 300  # context rows mounted before "show more"
 TEXT_CAP = 20_000  # characters of one text block shown in the entry tab

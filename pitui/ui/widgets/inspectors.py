@@ -1,4 +1,5 @@
-"""The tree browser's details pane: four tabs, one widget each, for the highlighted entry:
+"""The tree browser's details pane: one tab per registered :class:`DetailsTab` (see
+:mod:`pitui.ui.widgets.details_tab`), for the highlighted entry. :data:`TABS` registers them:
 :class:`EntryDetails` (the entry), :class:`ContextDetails` (the context the model would see if
 the leaf were there), :class:`CompactionDetails` (the compaction in effect) and
 :class:`FilesTab` (the files that entry's run changed, and the disk against it: checkpoints).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -26,16 +27,13 @@ from textual.widgets import TabbedContent, TabPane
 from pitui.errors import UserError
 from pitui.ui.widgets.compaction_details import CompactionDetails
 from pitui.ui.widgets.context_details import ContextDetails
+from pitui.ui.widgets.details_tab import DetailsTab, DetailsTabs, TabOptions
 from pitui.ui.widgets.entry_details import EntryDetails
 from pitui.ui.widgets.files_tab import FilesTab
 from pitui.ui.widgets.inspector_views import (
     DEBOUNCE,
     ROW_CAP,
-    TABS,
-    CompactionView,
     ContextRow,
-    ContextView,
-    TabName,
     build_compaction_view,
     build_context_view,
     entry_body,
@@ -43,25 +41,32 @@ from pitui.ui.widgets.inspector_views import (
 )
 
 __all__ = [
+    "TABS",
     "CompactionDetails",
     "ContextDetails",
     "ContextRow",
     "DetailsPane",
+    "DetailsTab",
+    "DetailsTabs",
     "EntryDetails",
     "FilesTab",
-    "TabName",
+    "TabOptions",
     "build_compaction_view",
     "build_context_view",
     "entry_body",
     "entry_meta",
 ]
 
+TABS = DetailsTabs(EntryDetails, ContextDetails, CompactionDetails, FilesTab)
+"""The details pane's tabs, in order. A new tab: a module with a :class:`DetailsTab` subclass,
+and its class added here."""
+
 
 class DetailsPane(Widget):
-    """Entry / Context / Compaction details for the tree browser's highlighted entry.
+    """The details of the tree browser's highlighted entry, one tab per registered tab.
 
-    ``show(entry_id)`` is cheap (debounced); ``set_tab(name)`` switches tabs; ``JumpTo`` is
-    posted when the user asks to go to another entry (the compaction's first kept entry, or a
+    ``show(entry_id)`` is cheap (debounced); ``set_tab(key)`` switches tabs; ``JumpTo`` is
+    posted when a tab asks to go to another entry (the compaction's first kept entry, or a
     row of the context list).
     """
 
@@ -93,7 +98,8 @@ class DetailsPane(Widget):
     def __init__(
         self,
         *,
-        tab: TabName = "entry",
+        tab: str | None = None,
+        tabs: DetailsTabs | None = None,
         tiktoken: bool = True,
         model_name: str | None = None,
         context_window: int | None = None,
@@ -104,53 +110,35 @@ class DetailsPane(Widget):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._initial_tab: TabName = tab
+        self.tabs = tabs if tabs is not None else TABS
+        """The registry the tabs were made from."""
+        self._initial_tab = self.tabs.check(tab) if tab is not None else self.tabs.first
         self.debounce = debounce
-        self._tiktoken = tiktoken
-        self._model_name = model_name
-        self._context_window = context_window
-        self._row_cap = row_cap
+        self._options = TabOptions(tiktoken, model_name, context_window, row_cap)
         self.entry_id: str | None = None
         self._pending: str | None = None
         self._timer: Timer | None = None
         self._last_flush = -math.inf
-        self._stale: set[TabName] = set(TABS)
+        self._stale: set[str] = set(self.tabs.keys)
+        self._widgets: dict[str, DetailsTab] = {}
 
     # ------------------------------------------------------------------ the tabs
 
-    @property
-    def entry_tab(self) -> EntryDetails:
-        return self.query_one(EntryDetails)
+    def tab(self, key: str) -> DetailsTab:
+        """The widget of the tab called ``key`` (once composed)."""
+        widget = self._widgets.get(self.tabs.check(key))
+        if widget is None:
+            raise NoMatches(f"The details pane has not made its {key!r} tab yet.")
+        return widget
 
     @property
-    def context_tab(self) -> ContextDetails:
-        return self.query_one(ContextDetails)
-
-    @property
-    def compaction_tab(self) -> CompactionDetails:
-        return self.query_one(CompactionDetails)
-
-    @property
-    def files_tab(self) -> FilesTab:
-        return self.query_one(FilesTab)
-
-    @property
-    def active_tab(self) -> TabName:
+    def active_tab(self) -> str:
         try:
             active = self.query_one(TabbedContent).active
         except NoMatches:
             return self._initial_tab
-        name = active.removeprefix("tab-")
-        return cast(TabName, name) if name in TABS else self._initial_tab
-
-    @property
-    def compaction_view(self) -> CompactionView | None:
-        """The compaction shown in the Compaction tab (``None``: none on the path)."""
-        return self.compaction_tab.view if self.is_mounted else None
-
-    @property
-    def context_view(self) -> ContextView | None:
-        return self.context_tab.view if self.is_mounted else None
+        key = active.removeprefix("tab-")
+        return key if key in self.tabs else self._initial_tab
 
     # ------------------------------------------------------------------ public API
 
@@ -184,9 +172,9 @@ class DetailsPane(Widget):
         if self.is_mounted:
             self._flush()
 
-    def set_tab(self, tab: TabName) -> None:
-        if tab not in TABS:
-            raise ValueError(f"Unknown details tab {tab!r}: use one of {', '.join(TABS)}.")
+    def set_tab(self, tab: str) -> None:
+        """Switch to the tab called ``tab`` (``ValueError`` when none is)."""
+        self.tabs.check(tab)
         try:
             tabs = self.query_one(TabbedContent)
         except NoMatches:  # not composed yet
@@ -195,34 +183,21 @@ class DetailsPane(Widget):
         tabs.active = f"tab-{tab}"
 
     def refresh_entry(self) -> None:
-        """Forget cached views and counts and rebuild the visible tab (after a label change,
-        a model change, or a session switch)."""
-        self.context_tab.forget()
-        self._stale = set(TABS)
+        """Every tab forgets what it cached, and the visible one shows the entry again (after
+        a label change, a model change, or a session switch)."""
+        for widget in self._widgets.values():
+            widget.forget()
+        self._stale = set(self.tabs.keys)
         self._refresh_active()
-
-    def jump_to_first_kept(self) -> bool:
-        """Post ``JumpTo`` for the compaction's first kept entry; False when there is none."""
-        return self.compaction_tab.jump_to_first_kept()
 
     # ------------------------------------------------------------------ compose
 
     def compose(self) -> ComposeResult:
+        self._widgets = {kind.key: kind(self._options) for kind in self.tabs}
         with TabbedContent(initial=f"tab-{self._initial_tab}"):
-            with TabPane("Entry", id="tab-entry"):
-                yield EntryDetails(id="entry-details")
-            with TabPane("Context", id="tab-context"):
-                yield ContextDetails(
-                    tiktoken=self._tiktoken,
-                    model_name=self._model_name,
-                    context_window=self._context_window,
-                    row_cap=self._row_cap,
-                    id="context-details",
-                )
-            with TabPane("Compaction", id="tab-compaction"):
-                yield CompactionDetails(id="compaction-details")
-            with TabPane("Files", id="tab-files"):
-                yield FilesTab(id="files-tab")
+            for key, widget in self._widgets.items():
+                with TabPane(widget.title, id=f"tab-{key}"):
+                    yield widget
 
     def on_mount(self) -> None:
         if self._pending is not None:
@@ -241,23 +216,15 @@ class DetailsPane(Widget):
         entry_id = self._pending
         if entry_id != self.entry_id:
             self.entry_id = entry_id
-            self._stale = set(TABS)
+            self._stale = set(self.tabs.keys)
         self._refresh_active()
         self._last_flush = time.monotonic()
 
     def _refresh_active(self) -> None:
         tab = self.active_tab
-        if tab in self._stale:
+        widget = self._widgets.get(tab)
+        if widget is not None and tab in self._stale:
             self._stale.discard(tab)
-            widget: EntryDetails | ContextDetails | CompactionDetails | FilesTab
-            if tab == "entry":
-                widget = self.entry_tab
-            elif tab == "context":
-                widget = self.context_tab
-            elif tab == "compaction":
-                widget = self.compaction_tab
-            else:
-                widget = self.files_tab  # computed in its own worker
             try:
                 widget.show(self.entry_id)
             except (UserError, OSError):
@@ -271,8 +238,7 @@ class DetailsPane(Widget):
         self._refresh_active()
         self.refresh_bindings()
 
-    @on(ContextDetails.JumpRequested)
-    @on(CompactionDetails.JumpRequested)
-    def _jump(self, event: ContextDetails.JumpRequested | CompactionDetails.JumpRequested) -> None:
+    @on(DetailsTab.JumpRequested)
+    def _jump(self, event: DetailsTab.JumpRequested) -> None:
         event.stop()
         self.post_message(self.JumpTo(self, event.entry_id))

@@ -1,4 +1,6 @@
-"""One widget that shows a Markdown text as lines (Textual's line API).
+"""One widget that shows a Markdown text as lines (Textual's line API): the one way the TUI
+renders Markdown (assistant replies and compaction and branch summaries in the chat, the
+summary in the details pane's Compaction tab). Callers strip escape sequences first.
 
 Textual's own Markdown widget mounts a widget per paragraph, list item, code block and table
 cell: a long reply is hundreds of widgets, and every update of a streamed reply makes Textual
