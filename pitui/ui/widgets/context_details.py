@@ -8,7 +8,6 @@ fill in when ready ("counting…" meanwhile); they are cached too.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual import on
@@ -20,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pitui.lru import LruCache
 from pitui.text import strip_escapes
 from pitui.ui.app_state import UsesApp
 from pitui.ui.widgets.inspector_views import (
@@ -104,8 +104,8 @@ class ContextDetails(UsesApp, Widget):
         self.row_cap = max(1, row_cap)
         self.entry_id: str | None = None
         self.view: ContextView | None = None
-        self._views: OrderedDict[str, ContextView] = OrderedDict()
-        self._counts: OrderedDict[str, Counts] = OrderedDict()
+        self._views: LruCache[str, ContextView] = LruCache(CACHE_SIZE)
+        self._counts: LruCache[str, Counts] = LruCache(4 * CACHE_SIZE)
         self._count_errors: dict[str, str] = {}
         self._counting: set[str] = set()
         self._row_limit = self.row_cap
@@ -150,7 +150,6 @@ class ContextDetails(UsesApp, Widget):
     def _view_for(self, entry_id: str) -> ContextView:
         view = self._views.get(entry_id)
         if view is not None:
-            self._views.move_to_end(entry_id)
             return view
         view = build_context_view(
             self.pitui.store,
@@ -159,9 +158,7 @@ class ContextDetails(UsesApp, Widget):
             model_name=self.model_name,
             window=self.context_window,
         )
-        self._views[entry_id] = view
-        while len(self._views) > CACHE_SIZE:
-            self._views.popitem(last=False)
+        self._views.put(entry_id, view)
         return view
 
     def _tiktoken_state(self, view: ContextView) -> Literal["…", "-"] | None:
@@ -349,9 +346,7 @@ class ContextDetails(UsesApp, Widget):
         event.stop()
         self._counting.discard(event.entry_id)
         if event.result is not None:
-            self._counts[event.entry_id] = event.result
-            while len(self._counts) > 4 * CACHE_SIZE:
-                self._counts.popitem(last=False)
+            self._counts.put(event.entry_id, event.result)
         else:
             self._count_errors[event.entry_id] = event.error or "unavailable"
         view = self.view
