@@ -111,8 +111,7 @@ class Compactor:
             agent.call_options(cache=False),  # pi sends summaries without cache breakpoints
             agent.route,
             key_variable(ref) if ref is not None else None,
-            max_retries=agent.retry.max_retries if agent.retry.enabled else 0,
-            delay=agent.retry.delay,
+            retry=agent.retry,
         )
 
     async def compact(
