@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from pitui.compaction.prepare import CompactionPreparation
 from pitui.config.paths import config_dir
 from pitui.config.settings import Settings, read_settings_file
+from pitui.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,7 @@ class ExtensionAPI:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    text = one_line(str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

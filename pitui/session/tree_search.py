@@ -31,7 +31,7 @@ from pitui.session.node import Node
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text, tool_calls
 from pitui.session.store import SessionStore
-from pitui.text import strip_escapes
+from pitui.text import terminal_line
 
 LINE_LIMIT = 400
 """Characters of an entry's one-line text that the tree shows (and searches)."""
@@ -128,7 +128,7 @@ def entry_line(
         return find_call(store, node, call_id, reader, parsed)
 
     raw = entry_text(data, call)
-    return strip_escapes(raw).replace("\n", " ").replace("\t", " ")[:LINE_LIMIT]
+    return terminal_line(raw)[:LINE_LIMIT]
 
 
 def search_text(
