@@ -8,7 +8,8 @@ Sanitizing: no untrusted text reaches a terminal with control sequences. :func:`
 removes every escape sequence and control character (tabs and newlines stay);
 :func:`keep_sgr_only` keeps SGR colour sequences, for callers that render them as styles
 (Rich's ANSI decoder), and removes everything else (cursor moves, OSC titles, OSC 52 clipboard
-writes, DCS, bells). :func:`terminal_line` is for plain-text command output.
+writes, DCS, bells). :func:`terminal_line` is for plain-text command output, :func:`one_line`
+for a short line made of any text (titles, previews, error messages).
 """
 
 from __future__ import annotations
@@ -150,8 +151,24 @@ def terminal_text(text: str) -> str:
 
 
 def terminal_line(text: str) -> str:
-    """:func:`terminal_text` on one line: newlines and tabs become spaces."""
+    """:func:`terminal_text` on one line: newlines and tabs become spaces, and the text keeps
+    its own spacing otherwise (a path or a name must read exactly as it is)."""
     return terminal_text(text).replace("\n", " ").replace("\t", " ")
+
+
+def one_line(text: str, limit: int | None = None, *, keep_escapes: bool = False) -> str:
+    """Untrusted text as one short, safe line (a title, a preview, an error's words): escape
+    sequences and control characters removed, every run of whitespace (newlines and tabs
+    included) one space, none at either end; at most ``limit`` characters, the last of them
+    ``…`` when something was cut. For text whose spacing matters, :func:`terminal_line`.
+
+    ``keep_escapes``: leave escape sequences in, for a line that is data rather than something
+    to show: JSON output is exact (``pitui context --diff --json``) and whoever shows it
+    sanitizes it then."""
+    line = " ".join((text if keep_escapes else strip_escapes(text)).split())
+    if limit is not None and len(line) > limit:
+        return line[: max(limit - 1, 0)] + "…"
+    return line
 
 
 def tilde_path(path: str) -> str:

@@ -11,6 +11,7 @@ from pitui.text import (
     js_stringify,
     js_truncate,
     keep_sgr_only,
+    one_line,
     strip_escapes,
     terminal_line,
     terminal_text,
@@ -49,6 +50,16 @@ def test_sanitizers() -> None:
     assert terminal_line("a\nb\tc") == "a b c"
     assert terminal_text("plain text") == "plain text"
     assert strip_escapes("progress 10%\rprogress 99%\r\nnext") == "progress 99%\nnext"
+
+
+def test_one_line_is_short_safe_and_says_it_was_cut() -> None:
+    hostile = "  fix\x1b]0;pwned\x07 the\n\n  bug\tnow\x1b[2J  "
+    assert one_line(hostile) == "fix the bug now"
+    assert one_line("a" * 10, 4) == "aaa…" and len(one_line("b" * 50, 20)) == 20
+    assert one_line("exactly four", 12) == "exactly four"
+    assert terminal_line("keep  its  spacing") == "keep  its  spacing"  # paths and names
+    # For JSON (data, exact): only the whitespace is folded, escapes are left for the reader.
+    assert one_line("a\x1b[31m\nb", keep_escapes=True) == "a\x1b[31m b"
 
 
 def test_stream_sanitizer_holds_a_split_sequence() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pitui.agent.events import CompactionEnd, CompactionStart
 from pitui.compaction.estimator import Estimator, get_estimator
@@ -29,6 +29,7 @@ from pitui.errors import UserError
 from pitui.llm.keys import key_variable
 
 if TYPE_CHECKING:
+    from pitui.agent.extensions import Summary
     from pitui.agent.session import AgentSession
     from pitui.agent.summarize import Summarizer
 
@@ -111,8 +112,7 @@ class Compactor:
             agent.call_options(cache=False),  # pi sends summaries without cache breakpoints
             agent.route,
             key_variable(ref) if ref is not None else None,
-            max_retries=agent.retry.max_retries if agent.retry.enabled else 0,
-            delay=agent.retry.delay,
+            retry=agent.retry,
         )
 
     async def compact(
@@ -150,13 +150,14 @@ class Compactor:
             if plan == ALREADY_COMPACTED:
                 raise CompactionFailed("Already compacted: nothing happened since the last one.")
             raise CompactionFailed("Nothing to compact: the session is too small.")
-        hook = None
         if agent.extensions is not None:
+            from pitui.agent.extensions import Cancel, Summary
+
             hook = await agent.extensions.run_before_compact(plan, reason, will_retry)
-        if hook is not None and type(hook).__name__ == "Cancel":
-            raise CompactionFailed("An extension cancelled the compaction.", cancelled=True)
-        if hook is not None and type(hook).__name__ == "Summary":
-            return self._append_from_hook(plan, hook)
+            if isinstance(hook, Cancel):
+                raise CompactionFailed("An extension cancelled the compaction.", cancelled=True)
+            if isinstance(hook, Summary):
+                return self._append_from_hook(plan, hook)
         if agent.problem() is not None:
             raise CompactionFailed(str(agent.problem()))
         from pitui.agent.summarize import SummaryError
@@ -178,11 +179,11 @@ class Compactor:
             entry_id, summary.text, plan.first_kept_entry_id, plan.tokens_before, False
         )
 
-    def _append_from_hook(self, plan: CompactionPreparation, hook: Any) -> CompactionResult:
-        first_kept = getattr(hook, "first_kept_entry_id", None) or plan.first_kept_entry_id
-        tokens = getattr(hook, "tokens_before", None)
+    def _append_from_hook(self, plan: CompactionPreparation, hook: Summary) -> CompactionResult:
+        first_kept = hook.first_kept_entry_id or plan.first_kept_entry_id
+        tokens = hook.tokens_before
         tokens_before = tokens if isinstance(tokens, int) else plan.tokens_before
-        details = getattr(hook, "details", None)
+        details = hook.details
         if details is None:
             read_files, modified_files = plan.file_ops.lists()
             details = {"readFiles": read_files, "modifiedFiles": modified_files}

@@ -7,7 +7,9 @@ plain callables (sync or async) with ``api.on_before_compact``, ``api.on_compact
 Runner semantics (pi's ``session_before_*``): handlers run in extension order, then
 registration order; the LAST truthy result wins; a ``Cancel`` returns at once (later handlers
 do not run); a handler that raises, or returns something that is not a hook result, is reported
-(``Extensions.errors`` and the log) and ignored.
+(``Extensions.errors`` and the log) and ignored. Results are checked by type: an extension
+returns the classes below (``from pitui.agent.extensions import Cancel``), and a class of its
+own with the same name is refused.
 
 Where extensions come from (:meth:`Extensions.load`): the ``extensions`` list of the user's
 global settings file (always), then the ``extensions`` list of ``<project>/.pitui/settings.json``
@@ -33,6 +35,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from pitui.compaction.prepare import CompactionPreparation
 from pitui.config.paths import config_dir
 from pitui.config.settings import Settings, read_settings_file
+from pitui.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -154,8 +157,23 @@ class ExtensionAPI:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    text = one_line(str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _wrong_result(result: object, allowed: tuple[type, ...]) -> str:
+    """Why a hook's result was refused. A class of its own that only shares a name with ours
+    (``class Cancel: ...`` in the extension) is refused like any other type, but told apart:
+    the fix is to import ours."""
+    kind = type(result)
+    namesake = next((t for t in allowed if t.__name__ == kind.__name__), None)
+    if namesake is not None:
+        return (
+            f"returned its own {kind.__name__} class ({kind.__module__}.{kind.__qualname__}), "
+            f"not pitui's: import {kind.__name__} from {namesake.__module__}"
+        )
+    expected = " or ".join(t.__name__ for t in allowed)
+    return f"returned {kind.__name__} instead of None or {expected}"
 
 
 def _is_path(spec: str) -> bool:
@@ -333,12 +351,7 @@ class Extensions:
             if not ok or not result:
                 continue
             if not isinstance(result, allowed):
-                expected = " or ".join(t.__name__ for t in allowed)
-                self._report(
-                    ext,
-                    hook,
-                    f"returned {type(result).__name__} instead of None or {expected}",
-                )
+                self._report(ext, hook, _wrong_result(result, allowed))
                 continue
             if isinstance(result, Cancel):
                 return result

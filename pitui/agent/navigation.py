@@ -17,6 +17,7 @@ from pitui.errors import UserError
 from pitui.session.shapes import message_text
 
 if TYPE_CHECKING:
+    from pitui.agent.extensions import BranchSummaryResult
     from pitui.agent.session import AgentSession
     from pitui.session.store import SessionStore
 
@@ -63,11 +64,11 @@ async def navigate(
     store.node(target_id)  # unknown ids raise EntryNotFoundError
     old_leaf = store.leaf_id
     branch = collect_branch_entries(store, old_leaf, target_id)
-    hook: Any = None
+    hook: BranchSummaryResult | None = None
     if agent.extensions is not None:
-        from pitui.agent.extensions import TreePreparation
+        from pitui.agent.extensions import Cancel, TreePreparation
 
-        hook = await agent.extensions.run_before_tree(
+        answer = await agent.extensions.run_before_tree(
             TreePreparation(
                 target_id=target_id,
                 old_leaf_id=old_leaf,
@@ -77,15 +78,16 @@ async def navigate(
                 custom_instructions=instructions,
             )
         )
-        if hook is not None and type(hook).__name__ == "Cancel":
+        if isinstance(answer, Cancel):
             return NavigateResult(cancelled=True)
+        hook = answer
     summary_text: str | None = None
     details: Any = None
     usage: dict[str, Any] | None = None
     from_hook = False
-    if summarize and hook is not None and hasattr(hook, "summary"):
+    if summarize and hook is not None:
         # An extension's summary is used whenever a summary was asked for (as pi does).
-        summary_text, details, from_hook = str(hook.summary), getattr(hook, "details", None), True
+        summary_text, details, from_hook = str(hook.summary), hook.details, True
     elif summarize and branch.entries:
         if agent.problem() is not None:
             raise NavigationError(f"Cannot summarize the branch: {agent.problem()}")

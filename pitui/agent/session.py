@@ -81,30 +81,6 @@ class AgentError(UserError):
         self.kind = kind
 
 
-@dataclass(frozen=True)
-class RetrySettings:
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay: float = 2.0
-    max_delay: float = 60.0
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> RetrySettings:
-        retry = settings.retry
-        return cls(
-            enabled=retry.enabled,
-            max_retries=retry.max_retries,
-            base_delay=retry.base_delay_ms / 1000,
-            max_delay=retry.max_delay_ms / 1000,
-        )
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        if retry_after is not None:
-            delay = min(max(delay, retry_after), max(self.max_delay, retry_after))
-        return delay
-
-
 @dataclass
 class RunResult:
     """How a run ended: ``error`` is set when the model or provider failed."""
@@ -147,7 +123,7 @@ class AgentSession:
         self.tools = (
             tools if tools is not None else default_tools(self.settings.tools.read.line_numbers)
         )
-        self.retry = RetrySettings.from_settings(self.settings)
+        self.retry = self.settings.retry.policy()
         projection = store.project()
         recorded = projection.model
         recorded_name = (
@@ -485,7 +461,7 @@ class AgentSession:
         assert info is not None and ref is not None and target is not None
         options = self.call_options()
         variable = key_variable(ref)
-        attempt = 0
+        retries = self.retry.start()
         while True:
             projection = self.store.project()
             builder = ReplyBuilder(info, target)
@@ -504,22 +480,24 @@ class AgentSession:
                     if await self._recover_overflow(failed_id, error, result):
                         continue
                     return None
-                if error.kind == "retryable" and self.retry.enabled:
-                    attempt += 1
-                    if attempt <= self.retry.max_retries:
+                if error.kind == "retryable":
+                    delay = retries.next_delay(error.retry_after)
+                    if delay is not None:
                         # pi 1.6: the failed attempt is omitted so the retry does not resend it.
                         self.store.append_context_edit(failed_id, None)
-                        delay = self.retry.delay(attempt, error.retry_after)
                         self._emit(
-                            RetryScheduled(attempt, self.retry.max_retries, delay, error.message)
+                            RetryScheduled(
+                                retries.attempt, self.retry.max_retries, delay, error.message
+                            )
                         )
                         await asyncio.sleep(delay)
                         continue
-                    error = ErrorInfo(
-                        error.kind,
-                        f"{error.message} (gave up after {self.retry.max_retries} retries)",
-                        status=error.status,
-                    )
+                    if retries.gave_up:
+                        error = ErrorInfo(
+                            error.kind,
+                            f"{error.message} (gave up after {self.retry.max_retries} retries)",
+                            status=error.status,
+                        )
                 result.error = error
                 self._emit(RunError(error.kind, error.message))
                 return None

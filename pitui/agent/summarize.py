@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pitui.compaction import prompts
@@ -22,6 +22,7 @@ from pitui.llm.models import ModelInfo
 from pitui.llm.reply import ReplyBuilder
 from pitui.llm.routes import Route, route
 from pitui.llm.stream import CallOptions, stream_reply
+from pitui.retry import RetryPolicy
 
 
 class SummaryError(UserError):
@@ -55,8 +56,7 @@ class Summarizer:
     options: CallOptions
     target: Route | None = None
     key_variable: str | None = None
-    max_retries: int = 3
-    delay: Callable[[int, float | None], float] = lambda attempt, retry_after: 2.0**attempt
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     on_retry: Callable[[int, float, str], None] | None = None
 
     async def ask(self, user_text: str) -> SummaryText:
@@ -64,7 +64,7 @@ class Summarizer:
             {"role": "system", "content": prompts.SYSTEM_PROMPT},
             {"role": "user", "content": user_text},
         ]
-        attempt = 0
+        retries = self.retry.start()
         while True:
             target = self.target or route(self.info, self.options.api_base)
             builder = ReplyBuilder(self.info, target)
@@ -74,11 +74,10 @@ class Summarizer:
                 raise
             except Exception as exc:
                 error = classify(exc, self.key_variable)
-                if error.kind == "retryable" and attempt < self.max_retries:
-                    attempt += 1
-                    wait = self.delay(attempt, error.retry_after)
+                wait = retries.next_delay(error.retry_after) if error.kind == "retryable" else None
+                if wait is not None:
                     if self.on_retry is not None:
-                        self.on_retry(attempt, wait, error.message)
+                        self.on_retry(retries.attempt, wait, error.message)
                     await asyncio.sleep(wait)
                     continue
                 raise SummaryError(f"Summarization failed: {error.message}") from None

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pitui.checkpoint.store import Capture, Change, display_path
+from pitui.lru import LruCache
 from pitui.session.node import Node
 from pitui.session.shapes import CHECKPOINT_TYPE, CheckpointData
 from pitui.session.store import SessionStore
 
 MAX_LISTED = 300
 MAX_ENTRY_BYTES = 1_000_000
-NEAREST_KEPT = 256  # remembered answers of CheckpointIndex._nearest_at
+NEAREST_KEPT = 256  # remembered answers of CheckpointIndex._nearest_at and _below
 READ_ONLY_TOOL_NAMES = frozenset({"read", "ls", "grep", "find"})
 """Tools that never change files: their results do not make a node's files uncertain."""
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -87,13 +88,13 @@ class CheckpointIndex:
         # entry id -> (the nearest checkpoint entry at or above it, whether no entry between
         # changed files): a few recent answers, so that a look from a new leaf stops at its
         # parent's answer instead of walking the whole path again.
-        self._nearest: dict[str, tuple[CheckpointRef | None, bool]] = {}
+        self._nearest: LruCache[str, tuple[CheckpointRef | None, bool]] = LruCache(NEAREST_KEPT)
         # The checkpoints with none above them, in file order (see the module docstring), how
         # many of ``_by_id`` were sorted into them, and answers of :meth:`_below` (cleared when
         # a new top checkpoint appears: it may be the answer for nodes that had none).
         self._tops: list[CheckpointRef] = []
         self._sorted = 0
-        self._below_answers: dict[str | None, CheckpointRef | None] = {}
+        self._below_answers: LruCache[str | None, CheckpointRef | None] = LruCache(NEAREST_KEPT)
         self._scan()
 
     def _scan(self) -> None:
@@ -192,7 +193,7 @@ class CheckpointIndex:
         tops = self._top_checkpoints()
         key = node.id if node is not None else None
         if key in self._below_answers:
-            return self._below_answers[key]
+            return self._below_answers.get(key)
         store = self.store
         found: CheckpointRef | None = None
         for top in tops:
@@ -205,9 +206,7 @@ class CheckpointIndex:
             if cur is node:  # reached ``node`` (or the root) without a change on the way
                 found = top
                 break
-        if len(self._below_answers) >= NEAREST_KEPT:
-            self._below_answers.pop(next(iter(self._below_answers)))
-        self._below_answers[key] = found
+        self._below_answers.put(key, found)
         return found
 
     def _nearest_at(self, node: Node) -> tuple[CheckpointRef | None, bool]:
@@ -235,9 +234,7 @@ class CheckpointIndex:
                 if exact and changes_files(store, below):
                     exact = False
         answer = (ref, exact)
-        if len(self._nearest) >= NEAREST_KEPT:
-            self._nearest.pop(next(iter(self._nearest)))
-        self._nearest[node.id] = answer
+        self._nearest.put(node.id, answer)
         return answer
 
     def previous_for_leaf(self) -> CheckpointRef | None:

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pitui.checkpoint.git import GitFailed
 from pitui.checkpoint.store import NESTED_REPOSITORY, Capture, Change, write_atomic
+from pitui.durable import fsync_folder, write_all
 from pitui.errors import UserError
 
 if TYPE_CHECKING:
@@ -321,9 +322,7 @@ def _stage(
                 staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if executable else 0o666
             )
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
                 if change.new_perm is not None:
                     os.fchmod(fd, change.new_perm)
                 if not _CAN_SYNCFS:
@@ -502,16 +501,7 @@ def _sync_staging(folders: list[Path]) -> None:
             finally:
                 os.close(fd)
         else:
-            _fsync_path(folder)
-
-
-def _fsync_path(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fsync_folder(folder)
 
 
 def recover_locked(store: CheckpointStore) -> bool:

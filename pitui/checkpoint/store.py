@@ -50,8 +50,8 @@ from pitui.checkpoint.git import (
 from pitui.checkpoint.ignore import base_exclude_text, exclude_text
 from pitui.checkpoint.lock import store_lock
 from pitui.checkpoint.settings import CheckpointSettings
+from pitui.durable import TEMP_SUFFIX, is_stale_temp, replace_atomically
 from pitui.errors import UserError
-from pitui.files import TEMP_SUFFIX, is_stale_temp
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 USUAL_PERMS = frozenset({0o644, 0o755, 0o664, 0o775})
@@ -140,26 +140,10 @@ def store_folder_for(project: Path, root: Path) -> Path:
     return root / f"{name}-{digest}"
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
-    """Replace ``path`` with ``data`` (temp file, rename): readers see old or new, never half."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        if durable:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
-    if durable:
-        _fsync_dir(path.parent)
+    """Replace ``path`` with ``data``: readers see old or new, never half
+    (:func:`pitui.durable.replace_atomically`; ``durable`` for the restore journal)."""
+    replace_atomically(path, data, durable=durable)
 
 
 MAX_SKIPS_LISTED = 5000

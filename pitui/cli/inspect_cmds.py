@@ -14,7 +14,7 @@ from pitui.session import SessionStore
 from pitui.session.oneline import entry_text
 from pitui.session.projection import Projection
 from pitui.session.shapes import message_text, tool_calls
-from pitui.text import terminal_line, terminal_text
+from pitui.text import one_line, terminal_line
 
 
 def register(sub: Any) -> None:
@@ -104,8 +104,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def _short(text: str, width: int = 72) -> str:
-    text = " ".join(terminal_text(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return one_line(text, width)
 
 
 def message_preview(message: dict[str, Any]) -> str:

@@ -46,6 +46,7 @@ from pitui.errors import UserError
 from pitui.llm.preload import ready as provider_ready
 from pitui.session.oneline import tool_call_text
 from pitui.session.shapes import message_text
+from pitui.text import one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 
@@ -145,7 +146,7 @@ class TextPrinter:
 
 def refusal_text(event: ApprovalDecided) -> str:
     """One sentence for stderr when the approval mode refused a tool call."""
-    subject = " ".join(event.subject.split())[:120]
+    subject = one_line(event.subject, 120)
     if event.by == "no-prompt":
         return (
             f"refused {event.tool} ({subject}): approval mode ask cannot ask in print mode; "

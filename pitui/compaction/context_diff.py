@@ -20,6 +20,7 @@ from pitui.compaction.tokens import estimate_tokens
 from pitui.session.projection import Projection
 from pitui.session.shapes import message_text, tool_calls
 from pitui.session.store import SessionStore
+from pitui.text import one_line
 
 Counter = Callable[[dict[str, Any]], int]
 PREVIEW = 120
@@ -173,8 +174,7 @@ def preview(message: dict[str, Any], limit: int = PREVIEW) -> str:
         if not text and role == "assistant":
             names = [str(call.get("name")) for call in tool_calls(message)]
             text = " ".join(f"{name}(…)" for name in names) or f"({message.get('stopReason')})"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit, keep_escapes=True)
 
 
 _Key = tuple[str, int]

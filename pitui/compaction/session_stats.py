@@ -19,6 +19,7 @@ from pitui.session.node import Node
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import entry_message
 from pitui.session.store import SessionStore
+from pitui.text import one_line
 
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
@@ -380,7 +381,7 @@ def describe_stats(stats: SessionStats, max_branches: int | None = 20) -> list[s
     for b in shown:
         mark = "•" if b.active else " "
         label = f"[{b.label}] " if b.label else ""
-        text = " ".join(b.tip_text.split())[:60]
+        text = one_line(b.tip_text, 60)
         lines.append(
             f"{mark} {b.tip_id:<8}  {b.entries:>7,} {b.messages:>6,} {b.usage.tokens:>14,} "
             f"{'$' + format(b.usage.cost, ',.4f'):>10}  {label}{text}"

@@ -19,11 +19,11 @@ import hashlib
 import importlib.util
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pitui.lru import LruCache
 from pitui.session.shapes import counted_parts
 
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ class TiktokenEstimator:
         self.encoding_name = encoding_name
         self.cache_size = max(1, cache_size)
         self._encoding: Encoding | None = None
-        self._cache: OrderedDict[EntryKey, int] = OrderedDict()
+        self._cache: LruCache[EntryKey, int] = LruCache(self.cache_size)
         self._lock = threading.Lock()
 
     @classmethod
@@ -233,7 +233,6 @@ class TiktokenEstimator:
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
-                self._cache.move_to_end(key)
                 return cached
         value = self.count(message)
         self._store([(key, value)])
@@ -255,7 +254,6 @@ class TiktokenEstimator:
                 if key is not None:
                     cached = cache.get(key)
                     if cached is not None:
-                        cache.move_to_end(key)
                         per[index] = cached
         fresh: list[tuple[EntryKey, int]] = []
         for index, value in enumerate(per):
@@ -293,7 +291,6 @@ class TiktokenEstimator:
         with self._lock:
             cached = self._cache.get(fold)
             if cached is not None:
-                self._cache.move_to_end(fold)
                 return cached
         value = self.count(system)
         fresh.append((fold, value))
@@ -303,15 +300,12 @@ class TiktokenEstimator:
         with self._lock:
             cache = self._cache
             for key, value in items:
-                cache[key] = value
-                cache.move_to_end(key)
-            while len(cache) > self.cache_size:
-                cache.popitem(last=False)
+                cache.put(key, value)
 
     def cached(self, key: EntryKey) -> int | None:
         """The cached count under ``key``, if any (does not touch the LRU order)."""
         with self._lock:
-            return self._cache.get(key)
+            return self._cache.peek(key)
 
     def cache_len(self) -> int:
         with self._lock:

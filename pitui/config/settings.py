@@ -19,6 +19,7 @@ import msgspec
 
 from pitui.config.paths import config_dir
 from pitui.config.trust import is_trusted
+from pitui.retry import RetryPolicy
 
 Tokens = Annotated[int, msgspec.Meta(ge=0)]
 """A number of tokens (0 or more)."""
@@ -39,12 +40,21 @@ class UiSettings(_Section, kw_only=True):
 
 
 class RetrySettings(_Section, kw_only=True):
-    """Retries of rate limits, overloads, 5xx replies, timeouts and cut streams."""
+    """Retries of rate limits, overloads, 5xx replies, timeouts and cut streams (the rule
+    itself: :class:`pitui.retry.RetryPolicy`)."""
 
     enabled: bool = True
     max_retries: Tokens = 3
     base_delay_ms: Milliseconds = 2000
     max_delay_ms: Milliseconds = 60000
+
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            enabled=self.enabled,
+            max_retries=self.max_retries,
+            base_delay=self.base_delay_ms / 1000,
+            max_delay=self.max_delay_ms / 1000,
+        )
 
 
 class TokenOverrides(_Section, kw_only=True):

@@ -13,16 +13,14 @@ An unreadable or malformed file trusts nothing.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pitui.config.paths import config_dir
-from pitui.private import ensure_private_folder
+from pitui.durable import replace_atomically
+from pitui.private import FILE_MODE, ensure_private_folder
 
 TRUST_FILE = "trusted-projects.json"
 
@@ -44,22 +42,12 @@ def _load() -> dict[str, Any]:
 
 
 def _save(data: dict[str, Any]) -> None:
-    """Write the trust file atomically (temp file in the same folder, then rename), mode 0600."""
+    """Write the trust file durably and all at once (:func:`pitui.durable.replace_atomically`),
+    mode 0600."""
     path = trust_file()
     ensure_private_folder(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".trusted-projects.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.chmod(tmp, 0o600)
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    replace_atomically(path, text.encode("utf-8"), mode=FILE_MODE)
 
 
 def is_trusted(project: Path) -> bool:

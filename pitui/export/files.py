@@ -1,34 +1,15 @@
-"""Writing an export: atomically, private (0600), folders created 0700."""
+"""Writing an export: atomically and durably, private (0600), folders created 0700."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
-from pitui.private import ensure_private_folder
+from pitui.durable import replace_atomically
+from pitui.private import FILE_MODE, ensure_private_folder
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the file is 0600."""
+    """Write ``data`` to ``path`` all at once (:func:`pitui.durable.replace_atomically`); the file
+    is 0600 whatever the umask, as an export may quote anything the session holds."""
     ensure_private_folder(path.parent)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # the umask cannot widen it, an old temp file keeps no mode
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_atomically(path, data, mode=FILE_MODE)

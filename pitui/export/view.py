@@ -39,7 +39,7 @@ from pitui.session.shapes import blocks as content_blocks
 from pitui.session.shapes import content_text, entry_message, tool_calls
 from pitui.session.store import SessionStore
 from pitui.session.system_prompt import system_message_text
-from pitui.text import js_stringify, strip_escapes
+from pitui.text import js_stringify, one_line, strip_escapes
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
@@ -53,8 +53,7 @@ def _clean(text: Any) -> str:
 
 
 def _line(text: str, limit: int = ROW_TEXT) -> str:
-    flat = " ".join(strip_escapes(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 class _Styles:

@@ -27,6 +27,7 @@ import msgspec
 from pitui.llm.call import CONNECT_TIMEOUT, IDLE_TIMEOUT
 from pitui.llm.coalesce import coalesce_stream, decode_json
 from pitui.llm.errors import ProviderError, body_message, parse_retry_after
+from pitui.text import one_line
 
 ERROR_BODY_LIMIT = 256 * 1024
 """Bytes of an error response read for its message."""
@@ -191,10 +192,6 @@ def connection_error(exc: httpx.HTTPError, url: str, idle_timeout: float) -> Pro
 def as_dict(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one (for reading events)."""
     return value if isinstance(value, dict) else {}
-
-
-def one_line(text: str, limit: int = 500) -> str:
-    return " ".join(text.split())[:limit]
 
 
 def status_error(status: int, reason: str, raw: bytes, headers: httpx.Headers) -> ProviderError:

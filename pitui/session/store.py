@@ -12,7 +12,7 @@ import contextlib
 import gc
 import os
 import weakref
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -20,6 +20,7 @@ from operator import attrgetter, is_, not_
 from pathlib import Path
 from typing import Any
 
+from pitui.lru import LruCache
 from pitui.session import codec
 from pitui.session.appends import EntryAppends
 from pitui.session.disk import SessionDisk
@@ -147,7 +148,7 @@ class SessionStore(EntryAppends):
         self._label_times: dict[str, Any] = {}
         self._name: str | None = None
         self._listeners: list[Callable[[SessionEvent], None]] = []
-        self._projections: OrderedDict[str | None, Projection] = OrderedDict()
+        self._projections: LruCache[str | None, Projection] = LruCache(_PROJECTION_CACHE_SIZE)
         self._disk = SessionDisk(path, load)
         self.leaf: Node | None = None
         self._children_built = False
@@ -713,7 +714,6 @@ class SessionStore(EntryAppends):
         key = leaf.id if leaf is not None else None
         cached = self._projections.get(key)
         if cached is not None:
-            self._projections.move_to_end(key)
             return cached
         projection = self._compute_projection(leaf)
         self._remember(key, projection)
@@ -809,16 +809,13 @@ class SessionStore(EntryAppends):
         return result
 
     def _remember(self, key: str | None, projection: Projection) -> None:
-        self._projections[key] = projection
-        self._projections.move_to_end(key)
-        while len(self._projections) > _PROJECTION_CACHE_SIZE:
-            self._projections.popitem(last=False)
+        self._projections.put(key, projection)
 
     def _extend_projection(self, node: Node) -> None:
         """Update the cached projection of the parent incrementally for a plain append."""
         parent = node.parent
         key = parent.id if parent is not None else None
-        base = self._projections.get(key)
+        base = self._projections.peek(key)
         if base is None or not extends_parent_projection(node):
             return
         projection = base.extended()

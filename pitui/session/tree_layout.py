@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice, repeat
 from operator import attrgetter, is_
 
+from pitui.lru import LruCache
 from pitui.session.ids import iso_to_ms
 from pitui.session.node import Node
 from pitui.session.store import SessionStore
@@ -140,7 +141,7 @@ class TreeLayout:
         self._count = 0
         self._rows = 0
         self._dirty = True
-        self._gutters: dict[Segment, str] = {}
+        self._gutters: LruCache[Segment, str] = LruCache(512)
         self._folds: list[Segment] = []
         """The segments folded since the folds were last cleared (some may be unfolded)."""
         self.version = 0
@@ -412,9 +413,7 @@ class TreeLayout:
                 cells.append(BLANK if parent.last else GUIDE)
             parent = parent.parent
         text = "".join(reversed(cells))
-        if len(self._gutters) > 512:
-            self._gutters.clear()
-        self._gutters[seg] = text
+        self._gutters.put(seg, text)
         return text
 
     def row_gutter(self, seg: Segment, k: int) -> str:

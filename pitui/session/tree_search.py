@@ -20,18 +20,18 @@ import os
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from operator import add, attrgetter, ge
 from typing import Any
 
+from pitui.lru import LruCache
 from pitui.session import codec
 from pitui.session.node import Node
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text, tool_calls
 from pitui.session.store import SessionStore
-from pitui.text import strip_escapes
+from pitui.text import terminal_line
 
 LINE_LIMIT = 400
 """Characters of an entry's one-line text that the tree shows (and searches)."""
@@ -128,7 +128,7 @@ def entry_line(
         return find_call(store, node, call_id, reader, parsed)
 
     raw = entry_text(data, call)
-    return strip_escapes(raw).replace("\n", " ").replace("\t", " ")[:LINE_LIMIT]
+    return terminal_line(raw)[:LINE_LIMIT]
 
 
 def search_text(
@@ -185,7 +185,7 @@ class Matcher:
         self._ascii = all(t.isascii() for t in tokens)
         self._btokens = [t.encode() for t in tokens]
         self._digits = [_has_digit(t) for t in tokens]
-        self._parsed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._parsed: LruCache[str, dict[str, Any]] = LruCache(16)
         self._hay_of: bytes | None = None
         self._hay: bytes | str = b""
         self.parsed_count = 0
@@ -245,9 +245,7 @@ class Matcher:
         if cached is not None:
             return cached
         data = _peek(self.store, node, self.read)
-        self._parsed[node.id] = data
-        if len(self._parsed) > 16:
-            self._parsed.popitem(last=False)
+        self._parsed.put(node.id, data)
         return data
 
     def _exact(self, node: Node, tokens: list[str]) -> bool:

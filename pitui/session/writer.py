@@ -2,8 +2,9 @@
 
 Appends are single ``write`` calls on an ``O_APPEND`` descriptor; if a write fails part-way the
 file is truncated back, so no half line stays on disk. New files are created exclusively with
-mode 0600 in folders made with mode 0700. Rewrites (legacy migration) go through a temp file,
-fsync and rename, and keep the original as ``.bak``.
+mode 0600 in folders made with mode 0700. Rewrites (legacy migration) go through
+:func:`pitui.durable.replace_atomically` (temp file, fsync, rename, folder fsync) and keep the
+original as ``.bak``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from pitui.durable import replace_atomically, write_all
 from pitui.session.errors import SessionWriteError
 from pitui.session.ids import file_timestamp, now_iso
 
@@ -48,15 +50,6 @@ def ensure_folder(folder: Path) -> None:
             path.mkdir(mode=0o700)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.EIO, "short write")
-        view = view[written:]
-
-
 class AppendWriter:
     """An open ``O_APPEND`` descriptor on an existing session file."""
 
@@ -86,7 +79,7 @@ class AppendWriter:
         except OSError as exc:
             raise write_error(self.path, exc) from None
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, start)
@@ -113,7 +106,7 @@ def create_exclusive(path: Path, data: bytes, *, keep_locked: bool = False) -> i
     try:
         if keep_locked:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        _write_all(fd, data)
+        write_all(fd, data)
     except OSError as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -126,57 +119,33 @@ def create_exclusive(path: Path, data: bytes, *, keep_locked: bool = False) -> i
 
 
 def rewrite_atomically(path: Path, data: bytes) -> int:
-    """Replace ``path`` with ``data`` via temp file + fsync + rename, keeping ``<path>.bak``.
+    """Replace ``path`` with ``data`` durably (:func:`pitui.durable.replace_atomically`), mode
+    0600, keeping the original as ``<path>.bak``.
 
     Returns a read-only descriptor on the new file, ``flock``ed before the rename: the single
     writer's lock moves with the file, there is no moment where the new file is unlocked.
     """
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    bak = path.with_name(path.name + ".bak")
     reader: int | None = None
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+
+    def lock_new_file(tmp: Path) -> None:
+        nonlocal reader
         reader = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
         fcntl.flock(reader, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if not bak.exists():
-            try:
-                os.link(path, bak)
-                # The old inode lives on only as the backup (the rename below replaces path).
-                os.chmod(bak, 0o600)
-            except OSError:
-                _copy(path, bak)
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+
+    try:
+        replace_atomically(
+            path,
+            data,
+            mode=0o600,
+            backup=path.with_name(path.name + ".bak"),
+            before_rename=lock_new_file,
+        )
     except OSError as exc:
         if reader is not None:
             os.close(reader)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise write_error(path, exc) from None
+    assert reader is not None
     return reader
-
-
-def _copy(src: Path, dst: Path) -> None:
-    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
-        while chunk := fin.read(1 << 20):
-            fout.write(chunk)
-        fout.flush()
-        os.fsync(fout.fileno())
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class TailMoved(Exception):
@@ -210,7 +179,7 @@ def set_aside_torn_tail(path: Path, read_fd: int, write_fd: int, offset: int, si
         raise write_error(side, exc) from None
     try:
         try:
-            _write_all(fd, torn)
+            write_all(fd, torn)
             os.fsync(fd)
         finally:
             os.close(fd)

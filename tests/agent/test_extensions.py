@@ -171,6 +171,30 @@ async def test_unexpected_result_is_reported_and_ignored() -> None:
     assert "returned str instead of None or Cancel or Summary" in ext.errors[0]
 
 
+async def test_a_look_alike_result_class_is_refused_and_told_to_import_ours() -> None:
+    class Cancel:  # an extension's own class that only shares the name
+        pass
+
+    class Summary:
+        summary = "from a look-alike"
+
+    ext = Extensions()
+    ext.add("own", lambda api: api.on_before_compact(lambda p, r, w: Cancel()))
+    ext.add("own2", lambda api: api.on_before_compact(lambda p, r, w: Summary()))
+    ext.add("own3", lambda api: api.on_before_tree(lambda p: Cancel()))
+    assert await ext.run_before_compact(preparation(), "manual", False) is None
+    assert await ext.run_before_tree(tree_preparation()) is None
+    assert len(ext.errors) == 3
+    where = f"{__name__}.test_a_look_alike_result_class_is_refused_and_told_to_import_ours"
+    assert ext.errors[0] == (
+        f"Extension 'own' before_compact handler returned its own Cancel class "
+        f"({where}.<locals>.Cancel), not pitui's: import Cancel from pitui.agent.extensions; "
+        "it was ignored."
+    )
+    assert "its own Summary class" in ext.errors[1] and "import Summary from" in ext.errors[1]
+    assert "before_tree handler returned its own Cancel class" in ext.errors[2]
+
+
 async def test_async_handlers() -> None:
     failures: list[tuple[str, str]] = []
     ext = Extensions()

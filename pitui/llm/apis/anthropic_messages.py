@@ -25,11 +25,11 @@ from pitui.llm.transport import (
     HttpRequest,
     as_dict,
     decode_json,
-    one_line,
     sse_events,
     stream_ended_early,
 )
 from pitui.session.shapes import content_text
+from pitui.text import one_line
 
 VERSION = "2023-06-01"
 INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"

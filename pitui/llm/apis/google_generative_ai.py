@@ -35,12 +35,12 @@ from pitui.llm.transport import (
     HttpRequest,
     body_message,
     decode_json,
-    one_line,
     sse_events,
     stream_ended_early,
 )
 from pitui.session.ids import now_ms
 from pitui.session.shapes import content_text
+from pitui.text import one_line
 
 GEMINI_EMPTY = (
     "Gemini stopped without a reply (for example a malformed function call): try again or "

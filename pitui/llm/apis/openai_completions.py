@@ -23,11 +23,11 @@ from pitui.llm.transport import (
     HttpRequest,
     as_dict,
     decode_json,
-    one_line,
     sse_events,
     stream_ended_early,
 )
 from pitui.session.shapes import content_text
+from pitui.text import one_line
 
 MAX_CALL_ID = 40
 """OpenAI's limit on a tool call id (other servers take longer ones, and these fit them all)."""

@@ -36,11 +36,11 @@ from pitui.llm.reply import Block, ReplyBuilder
 from pitui.llm.transport import (
     HttpRequest,
     decode_json,
-    one_line,
     sse_events,
     stream_ended_early,
 )
 from pitui.session.shapes import content_text
+from pitui.text import one_line
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 #: The API refuses a smaller ``max_output_tokens``.

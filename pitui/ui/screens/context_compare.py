@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from pitui.compaction.context_diff import describe_diff, diff_contexts
 from pitui.session.oneline import entry_text
 from pitui.session.store import SessionStore
-from pitui.text import strip_escapes
+from pitui.text import one_line, strip_escapes
 from pitui.ui.app_state import UsesApp
 from pitui.ui.snapshot import resolve_entry_id
 
@@ -42,7 +42,7 @@ def compare_candidates(store: SessionStore, entry_id: str) -> list[tuple[str, st
             return
         seen.add(node_id)
         text = entry_text(store.get(node_id))
-        out.append((node_id, " ".join(strip_escapes(f"{why}: {text}").split())[:160]))
+        out.append((node_id, one_line(f"{why}: {text}", 160)))
 
     add(store.leaf_id, "the leaf")
     path = store.path_to(entry_id)

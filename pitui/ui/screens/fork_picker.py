@@ -17,9 +17,10 @@ from pitui.session import SessionError, SessionStore, fork
 from pitui.session.ids import iso_to_ms
 from pitui.session.node import Node
 from pitui.session.shapes import message_text
+from pitui.text import one_line
 from pitui.ui import restore_flow  # checkpoints wiring (issue 13)
 from pitui.ui.app_state import UsesApp
-from pitui.ui.screens.session_picker import format_age, one_line
+from pitui.ui.screens.session_picker import format_age
 
 REPLY_CHARS = 100
 

@@ -33,7 +33,7 @@ from pitui.config.paths import resolve_session_folder, sessions_root
 from pitui.session.listing import SessionInfo, list_sessions
 from pitui.session.lock import SessionLock
 from pitui.session.shapes import message_text
-from pitui.text import strip_escapes
+from pitui.text import one_line
 from pitui.ui.app_state import UsesApp
 from pitui.ui.key_routing import AnswersByKey
 
@@ -63,12 +63,6 @@ def format_age(then: float, now: float) -> str:
         return "1 month ago" if months == 1 else f"{months} months ago"
     years = days // 365
     return "1 year ago" if years == 1 else f"{years} years ago"
-
-
-def one_line(text: str, limit: int = TITLE_CHARS) -> str:
-    """Whitespace collapsed, escapes removed, at most ``limit`` characters."""
-    line = " ".join(strip_escapes(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class _Skeleton(msgspec.Struct, gc=False):
@@ -298,7 +292,7 @@ class SessionPickerScreen(UsesApp, ModalScreen[str | None]):
 
     def row(self, info: SessionInfo) -> Content:
         """Two lines: the name (or first message), then age, message count (and cwd)."""
-        title = Content(one_line(info.name or info.firstMessage) or "(empty)")
+        title = Content(one_line(info.name or info.firstMessage, TITLE_CHARS) or "(empty)")
         if info.name:
             title = title.stylize("bold")
         count = info.messageCount

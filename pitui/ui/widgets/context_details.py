@@ -8,7 +8,6 @@ fill in when ready ("counting…" meanwhile); they are cached too.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual import on
@@ -20,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pitui.lru import LruCache
 from pitui.text import strip_escapes
 from pitui.ui.widgets.details_tab import DetailsTab, TabOptions
 from pitui.ui.widgets.inspector_views import (
@@ -91,8 +91,8 @@ class ContextDetails(DetailsTab):
         self.context_window = self.options.context_window
         self.row_cap = max(1, self.options.row_cap)
         self.view: ContextView | None = None
-        self._views: OrderedDict[str, ContextView] = OrderedDict()
-        self._counts: OrderedDict[str, Counts] = OrderedDict()
+        self._views: LruCache[str, ContextView] = LruCache(CACHE_SIZE)
+        self._counts: LruCache[str, Counts] = LruCache(4 * CACHE_SIZE)
         self._count_errors: dict[str, str] = {}
         self._counting: set[str] = set()
         self._row_limit = self.row_cap
@@ -137,7 +137,6 @@ class ContextDetails(DetailsTab):
     def _view_for(self, entry_id: str) -> ContextView:
         view = self._views.get(entry_id)
         if view is not None:
-            self._views.move_to_end(entry_id)
             return view
         view = build_context_view(
             self.pitui.store,
@@ -146,9 +145,7 @@ class ContextDetails(DetailsTab):
             model_name=self.model_name,
             window=self.context_window,
         )
-        self._views[entry_id] = view
-        while len(self._views) > CACHE_SIZE:
-            self._views.popitem(last=False)
+        self._views.put(entry_id, view)
         return view
 
     def _tiktoken_state(self, view: ContextView) -> Literal["…", "-"] | None:
@@ -336,9 +333,7 @@ class ContextDetails(DetailsTab):
         event.stop()
         self._counting.discard(event.entry_id)
         if event.result is not None:
-            self._counts[event.entry_id] = event.result
-            while len(self._counts) > 4 * CACHE_SIZE:
-                self._counts.popitem(last=False)
+            self._counts.put(event.entry_id, event.result)
         else:
             self._count_errors[event.entry_id] = event.error or "unavailable"
         view = self.view

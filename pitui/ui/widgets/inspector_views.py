@@ -23,7 +23,7 @@ from pitui.llm.models import ModelRef, model_info
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.oneline import entry_text
 from pitui.session.shapes import message_text, tool_calls
-from pitui.text import js_len, strip_escapes
+from pitui.text import js_len, one_line, strip_escapes
 from pitui.ui.sanitize import tool_output_text
 
 if TYPE_CHECKING:
@@ -90,11 +90,6 @@ def tool_output(text: str) -> Content:
     if cut:
         content = content + Content.styled(f"\n… {cut:,} more characters (see raw JSON)", KEY_STYLE)
     return content
-
-
-def one_line(text: str, limit: int = PREVIEW) -> str:
-    flat = " ".join(strip_escapes(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def heading(text: str) -> Content:
@@ -432,7 +427,7 @@ def _role(message: dict[str, Any]) -> str:
 def message_preview(message: dict[str, Any]) -> str:
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
-        return one_line(str(message.get("summary") or ""))
+        return one_line(str(message.get("summary") or ""), PREVIEW)
     if role == "system":
         bits = []
         sections = message.get("sections")
@@ -443,11 +438,11 @@ def message_preview(message: dict[str, Any]) -> str:
             if isinstance(tools, list) and tools:
                 names = [str(t.get("name")) for t in tools if isinstance(t, dict)]
                 bits.append("tools " + ", ".join(sign + n for n in names))
-        return one_line("; ".join(bits) or message_text(message, " "))
+        return one_line("; ".join(bits) or message_text(message, " "), PREVIEW)
     if role == "toolResult":
-        return one_line(f"{message.get('toolName')}: {message_text(message, ' ')}")
+        return one_line(f"{message.get('toolName')}: {message_text(message, ' ')}", PREVIEW)
     if role == "bashExecution":
-        return one_line(f"$ {message.get('command')}")
+        return one_line(f"$ {message.get('command')}", PREVIEW)
     if role == "assistant":
         text = message_text(message, " ")
         calls = [
@@ -458,8 +453,8 @@ def message_preview(message: dict[str, Any]) -> str:
             text = (text + " " if text else "") + " ".join("→ " + c for c in calls)
         if not text and message.get("stopReason") in ("error", "aborted"):
             text = f"({message.get('stopReason')}) {message.get('errorMessage') or ''}"
-        return one_line(text)
-    return one_line(message_text(message, " "))
+        return one_line(text, PREVIEW)
+    return one_line(message_text(message, " "), PREVIEW)
 
 
 def summarized_count(store: SessionStore, compaction_id: str) -> int | None:
@@ -608,7 +603,11 @@ def _omitted_row(store: SessionStore, entry_id: str, edit_id: str) -> ContextRow
     entry = store.find(entry_id) or {}
     message = entry.get("message")
     role = _role(message) if isinstance(message, dict) else str(entry.get("type"))
-    preview = message_preview(message) if isinstance(message, dict) else one_line(entry_text(entry))
+    preview = (
+        message_preview(message)
+        if isinstance(message, dict)
+        else one_line(entry_text(entry), PREVIEW)
+    )
     return ContextRow("omitted", entry_id, role, None, None, preview, ("omitted",), f"by {edit_id}")
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -38,6 +37,7 @@ from textual.worker import get_current_worker
 from pitui import collector
 from pitui.checkpoint.record import CheckpointIndex
 from pitui.errors import UserError
+from pitui.lru import LruCache
 from pitui.session.errors import EntryNotFoundError
 from pitui.session.flatten import FILTER_MODES, layout_tree
 from pitui.session.line_reader import LineReader
@@ -286,12 +286,12 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         self._cursor_at: tuple[TreeLayout, Segment, int] | None = None
         """Where the cursor's entry is in the rows shown (checked before use)."""
         self._hscroll = 0
-        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._texts: LruCache[str, str] = LruCache(TEXT_CACHE)
         self._styles: RowStyles | None = None
         self._mark: tuple[Segment, int, str] | None = None
         self._paint: tuple[int, int] | None = None
         """(width, top line) during a paint of the lines."""
-        self._strips: OrderedDict[tuple[Any, ...], Strip] = OrderedDict()
+        self._strips: LruCache[tuple[Any, ...], Strip] = LruCache(STRIP_CACHE)
         """Painted rows by everything they show (the rows a cleared search brings back, the
         row the cursor left): repainting one is a lookup."""
         self._styles_key: tuple[Any, ...] = ()
@@ -626,7 +626,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         if node.type == "label":
             target = self.store.data(node).get("targetId")
             if isinstance(target, str):
-                self._texts.pop(target, None)
+                self._texts.pop(target)
                 if self._mode == "labeled-only":
                     self.rebuild()
                     return False
@@ -950,7 +950,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         layout, found = self._layout, self._found
         stale = [key for key in self._strips if key[0] is not layout and key[0] is not found]
         for key in stale:
-            del self._strips[key]
+            self._strips.pop(key)
 
     def _set_line_count(self, count: int) -> None:
         """The scrollable height. Setting ``virtual_size`` re-lays out the whole screen (and so
@@ -1028,9 +1028,7 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
                 # The file was cut or replaced underneath (the app offers to reopen it): the
                 # row says so instead of taking the tree down, and is read again next time.
                 return "[entry unavailable: the session file changed]"
-            texts[node.id] = text
-            if len(texts) > TEXT_CACHE:
-                texts.popitem(last=False)
+            texts.put(node.id, text)
         return text
 
     def _leaf_mark(self, view: TreeLayout) -> tuple[Segment, int, str] | None:
@@ -1157,14 +1155,11 @@ class SessionTree(UsesApp, ScrollView, can_focus=True):
         strips = self._strips
         strip = strips.get(key)
         if strip is not None:
-            strips.move_to_end(key)
             return strip
         text = row_text(view, seg, k, content, styles, skip=self._hscroll)
         markers = row_markers(content, styles)
         strip = row_strip(text, markers, width, styles, cursor, self.app.console)
-        strips[key] = strip
-        if len(strips) > STRIP_CACHE:
-            strips.popitem(last=False)
+        strips.put(key, strip)
         return strip
 
     def _refresh_line(self, line: int) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pitui import durable
 from pitui.agent.tools import EditTool, ToolContext, ToolResult, WriteTool, execute
 from pitui.agent.tools import replace as replace_module
 from pitui.agent.tools.write import write_text_file
@@ -143,6 +144,35 @@ async def test_a_hard_linked_file_stays_linked(ctx: ToolContext) -> None:
     os.link(first, second)
     assert not (await write(ctx, "first.txt", "new")).is_error
     assert second.read_text() == "new" and first.stat().st_ino == second.stat().st_ino
+
+
+@pytest.fixture
+def closed_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No file may be created in the folder (a writable file in a read-only folder; faked, as
+    root may create files anywhere)."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr(durable.tempfile, "mkstemp", refuse)
+
+
+async def test_a_writable_file_in_a_closed_folder_is_rewritten_in_place(
+    ctx: ToolContext, closed_folder: None
+) -> None:
+    target = ctx.cwd / "notes.txt"
+    target.write_text("old")
+    inode = target.stat().st_ino
+    assert not (await write(ctx, "notes.txt", "new")).is_error
+    assert target.read_text() == "new" and target.stat().st_ino == inode
+
+
+async def test_a_new_file_in_a_closed_folder_is_refused(
+    ctx: ToolContext, closed_folder: None
+) -> None:
+    result = await write(ctx, "new.txt", "x")
+    assert result.is_error and "permission denied" in result.text
+    assert not (ctx.cwd / "new.txt").exists()
 
 
 def _writer(path: Path, contents: tuple[bytes, bytes], ready_fd: int) -> None:  # pragma: no cover
