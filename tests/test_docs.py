@@ -32,9 +32,7 @@ def slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
     text = re.sub(r"`|\*\*|__", "", heading.strip()).lower()
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    kept = "".join(
-        c for c in text if c in " -_" or unicodedata.category(c)[0] in ("L", "N")
-    )
+    kept = "".join(c for c in text if c in " -_" or unicodedata.category(c)[0] in ("L", "N"))
     return kept.replace(" ", "-")
 
 
@@ -106,7 +104,12 @@ def test_the_readme_starts_with_the_two_set_up_commands_that_ci_runs() -> None:
     ]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     # The same steps, in order: the virtualenv, the test extra, then a bare `pytest`.
-    steps = ["python3 -m venv .venv", ". .venv/bin/activate", "-e '.[test]'", "check tests pytest\n"]
+    steps = [
+        "python3 -m venv .venv",
+        ". .venv/bin/activate",
+        "-e '.[test]'",
+        "check tests pytest\n",
+    ]
     positions = [ci.index(step) for step in steps]
     assert positions == sorted(positions)
     assert len(text.splitlines()) <= 200  # a front door, not the manual

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pitui.cli import main
-from pitui.config.settings import full_values, leaves
 from pitui.config.settings import Settings as SettingsType
+from pitui.config.settings import full_values, leaves
 from pitui.config.trust import trust
 
 

@@ -228,7 +228,7 @@ def test_the_page_follows_the_dark_colour_scheme(
         chrome.emulate_dark(True)
         assert js(chrome, colours) == ["rgb(13, 17, 23)", "rgb(230, 237, 243)"]
         panel = (
-            "return getComputedStyle(document.querySelector('.compactionSummary')).backgroundColor"  # noqa: E501
+            "return getComputedStyle(document.querySelector('.compactionSummary')).backgroundColor"
         )
         click_row(chrome, "e0000029")
         assert js(chrome, panel) == "rgb(42, 35, 16)"
