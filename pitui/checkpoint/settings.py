@@ -82,7 +82,7 @@ def stricter(a: ApprovalMode, b: ApprovalMode) -> ApprovalMode:
     return a if _STRICTNESS[a] >= _STRICTNESS[b] else b
 
 
-def _safer_checkpoint(
+def safer_checkpoint(
     config: CheckpointConfig, user: CheckpointConfig
 ) -> tuple[CheckpointConfig, list[str]]:
     """``config`` (merged with an untrusted project's) with every value that would make the
@@ -126,7 +126,7 @@ def read_workspace_settings(
     config = settings.checkpoint
     notes: list[str] = []
     if user_only is not None:
-        config, ignored = _safer_checkpoint(config, user_only.checkpoint)
+        config, ignored = safer_checkpoint(config, user_only.checkpoint)
         if ignored:
             where = f" in {project_file}" if project_file is not None else ""
             notes.append(

@@ -45,13 +45,23 @@ class _OptionsOnly(_Parser):
         raise _NotPlain(message)
 
 
+USAGE = """
+  pitui [options]                 the TUI (no COMMAND)
+  pitui -p PROMPT [options]       headless: the reply on stdout
+  pitui [options] COMMAND [args]  inspect, export, compact, restore, configure"""
+
+
 def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     """The command line's parser; ``commands=False`` leaves the subcommands out."""
     from pitui.cli.session_args import add_session_options
 
     parser = (_Parser if commands else _OptionsOnly)(
         prog="pitui",
+        usage=USAGE,
         description="A terminal coding agent whose conversations are trees (pi session format v3).",
+        epilog="Without a COMMAND, pitui opens the TUI in this directory, or with -p runs the "
+        "agent headless. `pitui COMMAND --help` shows a command's own options. A session "
+        "argument (FILE) is a session file or a session id prefix, as `pitui sessions` prints.",
     )
     parser.add_argument("--version", action="version", version=f"pitui {__version__}")
     parser.add_argument(
@@ -92,13 +102,23 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     if not commands:
         parser.add_argument("command", nargs="?")  # set: not plain (see parse_command_line)
         return parser
-    from pitui.cli import checkpoint_cmds, compact_cmd, inspect_cmds, report_cmds, trust_cmd
+    from pitui.cli import (
+        checkpoint_cmds,
+        compact_cmd,
+        config_cmd,
+        inspect_cmds,
+        report_cmds,
+        trust_cmd,
+    )
 
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", title="commands (optional)", prog="pitui"
+    )
     inspect_cmds.register(sub)
     report_cmds.register(sub)
     compact_cmd.register(sub)
     trust_cmd.register(sub)
+    config_cmd.register(sub)
     checkpoint_cmds.register(sub)
     return parser
 

@@ -12,6 +12,8 @@ import sys
 from typing import Any
 
 from pitui.cli.errors import CliError
+from pitui.cli.inspect_cmds import SESSION_HELP
+from pitui.cli.session_args import session_file
 
 STATUS_MARK = {"A": "A", "M": "M", "D": "D"}
 REASON_WORDS = {
@@ -30,7 +32,7 @@ def register(sub: Any) -> None:
         "(before a run's first change, after a run, before a restore), where in the tree, "
         "and the files changed since the previous checkpoint. • marks the active path.",
     )
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per checkpoint")
     p.set_defaults(handler=cmd_checkpoints, fast_exit=True)
 
@@ -42,7 +44,7 @@ def register(sub: Any) -> None:
         "moves the session's leaf to ID. Files changed outside pitui since the last checkpoint "
         "stop the restore unless --force or --keep-outside is given.",
     )
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument("--leaf", metavar="ID", required=True, help="entry id (or unique prefix)")
     p.add_argument("--dry-run", action="store_true", help="only list what would change")
     p.add_argument("--diff", action="store_true", help="with the list, print each file's diff")
@@ -81,6 +83,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     from pitui.session.codec import dumps_line
     from pitui.session.oneline import entry_text
 
+    args.file = session_file(args)
     store = open_for_reading(args.file)
     try:
         index = CheckpointIndex(store)
@@ -198,6 +201,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     if args.force and args.keep_outside:
         raise CliError("Give --force or --keep-outside, not both.")
+    args.file = session_file(args)
     try:
         store = SessionStore.open(args.file, read_only=args.dry_run)
     except SessionFileError as exc:

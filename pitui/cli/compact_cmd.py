@@ -11,8 +11,9 @@ from typing import Any
 import msgspec
 
 from pitui.cli.errors import CliError
-from pitui.cli.inspect_cmds import open_for_reading, resolve_entry_id
+from pitui.cli.inspect_cmds import SESSION_HELP, open_for_reading, resolve_entry_id
 from pitui.cli.output import note, print_json, say
+from pitui.cli.session_args import session_file
 from pitui.compaction.estimator import ESTIMATORS, get_estimator
 from pitui.compaction.prepare import plan_json
 from pitui.compaction.settings import CompactionSettings, SettingsError, resolve_settings
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
         description="Without --dry-run the configured model writes the summary and a compaction "
         "entry is appended.",
     )
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument("--leaf", metavar="ID", help="plan at this entry (dry run only)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; call no model")
     p.add_argument("--keep-recent", type=int, metavar="N", help="tokens to keep verbatim")
@@ -116,6 +117,7 @@ def render_plan(plan: dict[str, Any]) -> str:
 def cmd_compact(args: argparse.Namespace) -> int:
     cwd = os.getcwd()
     settings = load_settings(cwd)
+    args.file = session_file(args)
     if args.dry_run:
         store = open_for_reading(args.file)
         try:

@@ -10,16 +10,19 @@ from typing import Any
 
 from pitui.cli.errors import CliError
 from pitui.cli.output import json_line, note, print_json, say
+from pitui.cli.session_args import session_file
 from pitui.session import SessionStore
 from pitui.session.oneline import entry_text
 from pitui.session.projection import Projection
 from pitui.session.shapes import message_text, tool_calls
 from pitui.text import one_line, terminal_line
 
+SESSION_HELP = "session file (.jsonl) or session id prefix (as `pitui sessions` prints)"
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("context", help="print what the model sees at a leaf (the projection)")
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument("--leaf", metavar="ID", help="entry id (or unique prefix) to project at")
     p.add_argument(
         "--diff",
@@ -31,7 +34,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_context, fast_exit=True)
 
     p = sub.add_parser("tree", help="print the session tree with the active path marked")
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--filter",
@@ -41,7 +44,14 @@ def register(sub: Any) -> None:
     )
     p.set_defaults(handler=cmd_tree, fast_exit=True)
 
-    p = sub.add_parser("sessions", help="list sessions of this directory (newest first)")
+    p = sub.add_parser(
+        "sessions",
+        help="list sessions of this directory (newest first)",
+        description="This directory's sessions, newest first, each with the shortest id "
+        "prefix that is unique among those listed (every command taking a session accepts "
+        "it). `pitui --session-dir DIR sessions` lists every session in DIR, from any "
+        "directory.",
+    )
     p.add_argument("--all", action="store_true", help="every session, not only this directory's")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(handler=cmd_sessions, fast_exit=True)
@@ -85,7 +95,7 @@ def projection_json(store: SessionStore, projection: Projection) -> dict[str, An
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    store = open_for_reading(args.file)
+    store = open_for_reading(session_file(args))
     try:
         leaf = resolve_entry_id(store, args.leaf) if args.leaf else store.leaf_id
         if args.diff:
@@ -203,7 +213,7 @@ def render_tree(store: SessionStore, mode: str) -> str:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
-    store = open_for_reading(args.file)
+    store = open_for_reading(session_file(args))
     try:
         if args.json:
             print_json(tree_json(store))
@@ -225,7 +235,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         root = sessions_root()
         folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
         infos = list_sessions(folders)
-    elif args.all:
+    elif args.all or args.session_dir:
+        # A folder named on the command line is listed whole, from any directory.
         infos = list_sessions([folder])
     else:
         infos = list_sessions([folder], cwd=cwd)
@@ -235,7 +246,11 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         return 0
     if not infos:
-        say(f"No sessions for {cwd} in {folder}.")
+        say(
+            f"No sessions in {folder}."
+            if args.session_dir
+            else f"No sessions for {cwd} in {folder}."
+        )
         return 0
     short = unique_prefixes([info.id for info in infos])
     width = max(len(p) for p in short.values())

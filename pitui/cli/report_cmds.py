@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pitui.cli.errors import CliError
-from pitui.cli.inspect_cmds import open_for_reading, resolve_entry_id
+from pitui.cli.inspect_cmds import SESSION_HELP, open_for_reading, resolve_entry_id
+from pitui.cli.session_args import session_file
 from pitui.session.codec import dumps_pretty
 from pitui.session.store import SessionStore
 from pitui.text import terminal_text
@@ -26,7 +27,7 @@ def register(sub: Any) -> None:
         help="entries, branches, messages, tokens and cost (whole tree and per branch), "
         "compactions, files touched",
     )
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--branches",
@@ -44,7 +45,7 @@ def register(sub: Any) -> None:
         "the active branch as readable Markdown; jsonl: the active branch as a session file. "
         "Files are written 0600.",
     )
-    p.add_argument("file", help="session file (.jsonl)")
+    p.add_argument("file", help=SESSION_HELP)
     p.add_argument(
         "--format", choices=EXPORT_FORMATS, default=None, help="default: from -o, else html"
     )
@@ -80,7 +81,7 @@ def print_context_diff(store: SessionStore, before: str | None, after: str, as_j
 def cmd_stats(args: argparse.Namespace) -> int:
     from pitui.compaction.session_stats import describe_stats, session_stats
 
-    store = open_for_reading(args.file)
+    store = open_for_reading(session_file(args))
     try:
         stats = session_stats(store)
         if args.json:
@@ -111,7 +112,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from pitui.export import default_name, export_session, render
 
     fmt = export_format(args.format, args.output)
-    store = open_for_reading(args.file)
+    store = open_for_reading(session_file(args))
     try:
         leaf = resolve_entry_id(store, args.leaf) if args.leaf else None
         if args.output == "-":

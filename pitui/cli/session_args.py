@@ -8,19 +8,28 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from pitui.cli.errors import CliError
 from pitui.config import Settings, resolve_session_folder, sessions_root
 from pitui.session import SessionFileError, SessionStore, fork_from
-from pitui.session.listing import find_most_recent, list_sessions
+from pitui.session.listing import SessionInfo, find_most_recent, list_sessions
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--model", metavar="M", help="litellm model, e.g. anthropic/claude-sonnet-4-5"
+        "--model",
+        metavar="M",
+        help="provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, gemini/"
+        "gemini-2.5-pro, ollama/qwen3 (litellm's provider names; pi's work too)",
     )
-    parser.add_argument("--api-base", metavar="URL", help="base URL of an OpenAI-compatible server")
+    parser.add_argument(
+        "--api-base",
+        metavar="URL",
+        help="base URL of the model's API, for any provider (a proxy, a local server, an "
+        "OpenAI-compatible server); it belongs to the --model given with it",
+    )
     parser.add_argument(
         "--thinking",
         metavar="L",
@@ -110,22 +119,46 @@ def session_folder(args: argparse.Namespace, cwd: str, settings: Settings) -> Pa
 
 
 def find_by_prefix(prefix: str, folder: Path, cwd: str) -> Path:
-    """A session whose id starts with ``prefix``: this directory's first, then all."""
-    here = [i for i in list_sessions([folder], cwd=cwd) if i.id.startswith(prefix)]
-    exact = [i for i in here if i.id == prefix]
-    candidates = exact or here
-    if not candidates:
+    """The session whose id starts with ``prefix``, looked for in widening circles: this
+    directory's sessions in ``folder``, then every session in ``folder``, then every session
+    pitui keeps. The first circle with a match decides; an exact id wins over longer ones."""
+
+    def circles() -> Iterator[list[SessionInfo]]:
+        yield list_sessions([folder], cwd=cwd)
+        yield list_sessions([folder])
         root = sessions_root()
-        folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
-        if folder not in folders:
-            folders.append(folder)
-        candidates = [i for i in list_sessions(folders) if i.id.startswith(prefix)]
-    if not candidates:
-        raise CliError(f"No session id starts with {prefix!r}.")
-    if len(candidates) > 1:
-        listed = "; ".join(f"{i.id} ({i.path})" for i in candidates[:10])
-        raise CliError(f"Session id prefix {prefix!r} is ambiguous: {listed}.")
-    return Path(candidates[0].path)
+        others = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
+        yield list_sessions(p for p in others if p != folder)
+
+    for infos in circles():
+        found = [i for i in infos if i.id.startswith(prefix)]
+        exact = [i for i in found if i.id == prefix]
+        candidates = exact or found
+        if len(candidates) == 1:
+            return Path(candidates[0].path)
+        if len(candidates) > 1:
+            listed = "; ".join(f"{i.id} ({i.path})" for i in candidates[:10])
+            more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
+            raise CliError(
+                f"Session id prefix {prefix!r} is ambiguous: {listed}{more}. Give more of the id."
+            )
+    raise CliError(
+        f"No session file {prefix!r} and no session id starts with it (looked in {folder} "
+        "and every session folder); `pitui sessions --all` lists the sessions and their ids."
+    )
+
+
+def session_file(args: argparse.Namespace, value: str | None = None) -> str:
+    """The session file a command names (``value``, default ``args.file``): a path to a file,
+    or a session id prefix as ``pitui sessions`` prints it (resolved as ``--session`` is)."""
+    ref = value if value is not None else args.file
+    path = Path(ref).expanduser()
+    if _looks_like_path(ref) or path.exists():
+        return ref
+    from pitui.config import load_settings
+
+    cwd = run_cwd(args)
+    return str(find_by_prefix(ref, session_folder(args, cwd, load_settings(cwd)), cwd))
 
 
 def open_session(

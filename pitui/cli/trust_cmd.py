@@ -11,15 +11,29 @@ from pitui.cli.output import say
 from pitui.config.trust import is_trusted, project_wants_code, trust, untrust
 
 
+def trust_description() -> str:
+    """What trusting a project changes, from the keys the settings loader gates (so the help
+    names every key it holds back)."""
+    from pitui.config.settings import KNOWN_KEYS, PROJECT_KEYS
+
+    held = sorted(KNOWN_KEYS - PROJECT_KEYS)
+    return (
+        "Opening a repository never runs its code. Until you trust a project once: its "
+        "extensions (.pitui/extensions/*.py and the modules its settings name) do not load, "
+        "and its .pitui/settings.json may set only how to work on it ("
+        + ", ".join(sorted(PROJECT_KEYS))
+        + "; approval only stricter than yours, checkpoint only towards keeping more), while "
+        + ", ".join(held)
+        + " are ignored with a warning. The choice is remembered per folder in your config "
+        "folder; --revoke goes back."
+    )
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "trust",
         help="let this project's extensions run and its settings apply in full",
-        description="Opening a repository never runs its code: a project's extensions load only "
-        "after you trust the project once, and until then its .pitui/settings.json may set only "
-        "how to work on it (model, thinking, retry, compaction, branch summaries, tree filter, "
-        "ui), not sessionDir, models, tools or extensions. The choice is remembered in your "
-        "config folder.",
+        description=trust_description(),
     )
     p.add_argument("dir", nargs="?", default=None, help="project folder (default: here)")
     p.add_argument("--revoke", action="store_true", help="stop trusting the project")

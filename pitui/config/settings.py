@@ -4,14 +4,18 @@ This module is the one declaration of what a settings file may say: every key, i
 default. Each file is checked on its own, so a bad value is reported in one sentence naming the
 file, the key and the type expected; that key then falls back to its default and everything
 else in the file still applies (a typo never stops pitui from starting). Keys pitui does not
-know are kept (extensions and newer versions may use them) and reported once.
+know, at any depth (``compaction.reserveTokns``, ``models["a/b"].apiBse``), are reported with
+the nearest known key ("did you mean reserveTokens?") and have no effect.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -298,13 +302,71 @@ def _key_name(path: list[str | int]) -> str:
 _DROP = object()
 
 
+def _struct_of(kind: Any) -> type[msgspec.Struct] | None:
+    """The settings object a declared type holds (``Section`` or ``Section | None``)."""
+    if typing.get_origin(kind) is dict:
+        return None
+    for candidate in (kind, *typing.get_args(kind)):
+        if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
+            return candidate
+    return None
+
+
+def _mapping_of(kind: Any) -> type[msgspec.Struct] | None:
+    """The settings object a ``dict[str, Section]`` maps names to (None for other types)."""
+    if typing.get_origin(kind) is dict:
+        return _struct_of(typing.get_args(kind)[1])
+    return None
+
+
+def unknown_keys(
+    values: Any, kind: type[msgspec.Struct] = Settings, path: tuple[str, ...] = ()
+) -> list[tuple[str, str | None]]:
+    """Every key of ``values`` (a settings object as JSON) that ``kind`` does not declare, at
+    any depth, as ``(dotted key, nearest known key or None)``, in file order. Values of the
+    wrong type are left to the type check."""
+    if not isinstance(values, dict):
+        return []
+    fields = {f.encode_name: f for f in msgspec.structs.fields(kind)}
+    known = [name for name in fields if not name.startswith("~")]
+    out: list[tuple[str, str | None]] = []
+    for key, value in values.items():
+        if not isinstance(key, str) or key.startswith("~"):
+            continue
+        spec = fields.get(key)
+        if spec is None:
+            where: list[str | int] = [*path, key]
+            out.append((_key_name(where), suggestion(key, known)))
+            continue
+        mapped = _mapping_of(spec.type)
+        if mapped is not None:
+            if isinstance(value, dict):
+                for name, item in value.items():
+                    out.extend(unknown_keys(item, mapped, (*path, key, str(name))))
+            continue
+        inner = _struct_of(spec.type)
+        if inner is not None:
+            out.extend(unknown_keys(value, inner, (*path, key)))
+    return out
+
+
+def suggestion(key: str, known: list[str]) -> str | None:
+    """The known key a typo most likely meant (case-insensitive first, then by similarity)."""
+    for name in known:
+        if name.lower() == key.lower():
+            return name
+    lowered = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[close[0]] if close else None
+
+
 def check(values: dict[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
     """A copy of ``values`` without the values that do not fit the declaration, with one
-    warning per value dropped (and one for keys pitui does not know)."""
+    warning per value dropped and one per key pitui does not know (at any depth)."""
     data = {k: copy.deepcopy(v) for k, v in values.items() if not k.startswith("~")}
-    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
-    if unknown:
-        warnings.append(f"Unknown setting {', '.join(unknown)} in {source} (ignored).")
+    for key, nearest in unknown_keys(data):
+        hint = f"; did you mean {nearest}?" if nearest else ""
+        warnings.append(f"Unknown setting {key} in {source} (ignored{hint}).")
     for _ in range(200):
         try:
             msgspec.convert(data, Settings)
@@ -410,18 +472,74 @@ def untrusted_project_keys(values: dict[str, Any], path: Path) -> list[str]:
     ]
 
 
-def load_settings(cwd: str | None = None) -> Settings:
-    """The user's settings deep-merged with the project's (project values win). Until the
-    user trusts the project, its file may set only :data:`PROJECT_KEYS`."""
+@dataclass
+class SettingsLayers:
+    """What each settings file contributed, after checking: the user's (global) file and the
+    project's, with the keys an untrusted project may not set removed."""
+
+    user_file: Path
+    user: dict[str, Any]
+    project_file: Path | None = None
+    project: dict[str, Any] = field(default_factory=dict)
+    project_trusted: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def merged(self) -> Settings:
+        settings = msgspec.convert(deep_merge(self.user, self.project), Settings)
+        settings.warnings.extend(self.warnings)
+        return settings
+
+
+def load_layers(cwd: str | None = None) -> SettingsLayers:
+    """Both settings files, each checked on its own (see :func:`load_settings`)."""
     warnings: list[str] = []
     user_file = user_settings_path()
-    merged = check(read_settings_file(user_file, warnings), str(user_file), warnings)
+    layers = SettingsLayers(
+        user_file,
+        check(read_settings_file(user_file, warnings), str(user_file), warnings),
+        warnings=warnings,
+    )
     if cwd:
         project_file = project_settings_path(cwd)
         project = read_settings_file(project_file, warnings)
-        if project and not is_trusted(Path(cwd)):
+        layers.project_file = project_file
+        layers.project_trusted = is_trusted(Path(cwd))
+        if project and not layers.project_trusted:
             warnings.extend(untrusted_project_keys(project, project_file))
-        merged = deep_merge(merged, check(project, str(project_file), warnings))
-    settings = msgspec.convert(merged, Settings)
-    settings.warnings.extend(warnings)
-    return settings
+        layers.project = check(project, str(project_file), warnings)
+    return layers
+
+
+def load_settings(cwd: str | None = None) -> Settings:
+    """The user's settings deep-merged with the project's (project values win). Until the
+    user trusts the project, its file may set only :data:`PROJECT_KEYS`."""
+    return load_layers(cwd).merged()
+
+
+def full_values(value: Any) -> Any:
+    """Settings as JSON with every key, defaults included (``to_dict`` keeps only what was
+    set)."""
+    if isinstance(value, msgspec.Struct):
+        return {
+            f.encode_name: full_values(getattr(value, f.name))
+            for f in msgspec.structs.fields(value)
+            if not f.encode_name.startswith("~")
+        }
+    if isinstance(value, dict):
+        return {key: full_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [full_values(item) for item in value]
+    return value
+
+
+def leaves(values: dict[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A settings object as ``{dotted key: value}``: objects are walked into, lists and
+    scalars are values, and an empty object is a value of its own (``models: {}``)."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        where = (*path, key)
+        if isinstance(value, dict) and value:
+            out.update(leaves(value, where))
+        else:
+            out[_key_name(list(where))] = value
+    return out

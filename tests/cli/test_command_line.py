@@ -92,3 +92,24 @@ def test_version_needs_no_command() -> None:
     result = run("--version")
     assert result.returncode == 0
     assert result.stdout.startswith("pitui ")
+
+
+def test_help_says_a_command_is_optional_and_what_api_base_is() -> None:
+    out = run("--help").stdout
+    usage = out.split("\n\n")[0]
+    assert "pitui [options]" in usage and "the TUI (no COMMAND)" in usage
+    assert "pitui -p PROMPT [options]" in usage
+    assert "commands (optional):" in out
+    words = " ".join(out.split())
+    assert "base URL of the model's API, for any provider" in words
+    assert "Without a COMMAND, pitui opens the TUI" in words
+
+
+def test_trust_help_names_every_key_an_untrusted_project_may_not_set() -> None:
+    from pitui.config.settings import KNOWN_KEYS, PROJECT_KEYS
+
+    words = " ".join(run("trust", "--help").stdout.split())
+    may_set, ignored = words.split(" are ignored")[0].rsplit("), while ", 1)
+    assert set(ignored.split(", ")) == KNOWN_KEYS - PROJECT_KEYS
+    for key in PROJECT_KEYS:
+        assert key in may_set, key

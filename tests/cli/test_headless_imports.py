@@ -40,6 +40,7 @@ NOT_BEFORE_FIRST_FRAME = (
     "pitui.cli.compact_cmd",
     "pitui.cli.trust_cmd",
     "pitui.cli.checkpoint_cmds",
+    "pitui.cli.config_cmd",
 )
 """pitui's own modules the first frame does not need (a module or a package, by prefix)."""
 BRANCHES = "pi-v3-branches.jsonl"
@@ -96,8 +97,18 @@ def run_pitui(*argv: str, cwd: Path) -> tuple[str, set[str]]:
             ("compact", "{sessions}/" + CONTEXT_EDIT, "--dry-run", "--estimator", "tiktoken"),
             "context ",
         ),
+        (("--session-dir", "{sessions}", "tree", "019bc0e6-6f70"), "design the tree widget"),
+        (("config",), "compaction.reserveTokens"),
     ],
-    ids=["context", "tree", "sessions", "compact-dry-run", "compact-dry-run-tiktoken"],
+    ids=[
+        "context",
+        "tree",
+        "sessions",
+        "compact-dry-run",
+        "compact-dry-run-tiktoken",
+        "tree-by-id",
+        "config",
+    ],
 )
 def test_headless_command_imports_no_textual_or_litellm(
     tmp_path: Path, argv: tuple[str, ...], expected_output: str

@@ -68,7 +68,9 @@ def test_unknown_keys_and_broken_files_are_reported(dirs: tuple[Path, Path]) -> 
     user.write_text(json.dumps({"compation": {}, "~pitui~warnings": ["injected"]}))
     (project / ".pitui" / "settings.json").write_text("{not json")
     settings = load_settings(str(project))
-    assert settings.warnings[0] == f"Unknown setting compation in {user} (ignored)."
+    assert settings.warnings[0] == (
+        f"Unknown setting compation in {user} (ignored; did you mean compaction?)."
+    )
     assert settings.warnings[1].startswith(
         f"Ignoring settings {project / '.pitui' / 'settings.json'}: invalid JSON"
     )

@@ -42,6 +42,8 @@ def chromium_or_skip() -> str:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Chromium, Path]]:
+    """The sample session's page, open in Chromium (``target.with_suffix('.jsonl')`` is the
+    session file)."""
     browser = chromium_or_skip()
     folder = tmp_path_factory.mktemp("export")
     session = write_sample_session(folder / "sample.jsonl")
@@ -177,4 +179,71 @@ def test_first_kept_link_search_and_filters(page: tuple[Chromium, Path]) -> None
     js(chrome, "document.getElementById('stats-button').click(); return 1")
     stats = str(js(chrome, "return document.getElementById('stats').textContent"))
     assert "Branches" in stats and "e0000029 •" in stats and "$0.0957" in stats
+    assert chrome.script_errors() == []
+
+
+def visible(chrome: Chromium, selector: str) -> list[bool]:
+    return js(  # type: ignore[return-value]
+        chrome,
+        f"return [...document.querySelectorAll({json.dumps(selector)})]"
+        ".map(e => e.getClientRects().length > 0)",
+    )
+
+
+def set_box(chrome: Chromium, box: str, checked: bool) -> None:
+    js(
+        chrome,
+        f"const b = document.getElementById({json.dumps(box)}); b.checked = {json.dumps(checked)};"
+        " b.dispatchEvent(new Event('change')); return 1",
+    )
+
+
+def test_thinking_and_tool_output_can_be_hidden(page: tuple[Chromium, Path]) -> None:
+    chrome, _ = page
+    click_row(chrome, "e0000013")  # a node whose conversation has thinking and tool results
+    assert visible(chrome, "details.think") and all(visible(chrome, "details.think"))
+    assert visible(chrome, ".call .output") and all(visible(chrome, ".call .output"))
+    set_box(chrome, "show-thinking", False)
+    assert not any(visible(chrome, "details.think"))
+    assert all(visible(chrome, ".call .output"))
+    set_box(chrome, "show-output", False)
+    assert not any(visible(chrome, ".call .output"))
+    assert all(visible(chrome, ".call > summary"))  # which tools ran stays in view
+    # The choice holds for every node shown afterwards, until it is undone.
+    click_row(chrome, "e0000029")
+    assert not any(visible(chrome, ".output")) and visible(chrome, ".output")
+    set_box(chrome, "show-thinking", True)
+    set_box(chrome, "show-output", True)
+    click_row(chrome, "e0000013")
+    assert all(visible(chrome, "details.think")) and all(visible(chrome, ".call .output"))
+    assert chrome.script_errors() == []
+
+
+def test_the_page_follows_the_dark_colour_scheme(
+    page: tuple[Chromium, Path], tmp_path: Path
+) -> None:
+    chrome, _ = page
+    colours = "return [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"  # noqa: E501
+    try:
+        chrome.emulate_dark(True)
+        assert js(chrome, colours) == ["rgb(13, 17, 23)", "rgb(230, 237, 243)"]
+        panel = (
+            "return getComputedStyle(document.querySelector('.compactionSummary')).backgroundColor"
+        )
+        click_row(chrome, "e0000029")
+        assert js(chrome, panel) == "rgb(42, 35, 16)"
+        (tmp_path / "dark.png").write_bytes(chrome.screenshot())
+    finally:
+        chrome.emulate_dark(False)
+    assert js(chrome, colours) == ["rgb(255, 255, 255)", "rgb(31, 35, 40)"]
+
+
+def test_the_jsonl_download_is_the_sessions_own_bytes(
+    page: tuple[Chromium, Path], tmp_path: Path
+) -> None:
+    chrome, target = page
+    saved = chrome.download("document.getElementById('download').click()", tmp_path / "downloads")
+    session = target.with_suffix(".jsonl")
+    assert saved.name == session.name
+    assert saved.read_bytes() == session.read_bytes()
     assert chrome.script_errors() == []

@@ -89,13 +89,17 @@ def test_export_html_keeps_every_payload_out_of_the_markup(tmp_path: Path) -> No
     page = target.read_text()
     # The session travels compressed in base64 inside a data block: no payload byte is markup.
     assert "<img" not in page and "<svg" not in page and "onerror" not in page
-    assert page.count("<script") == 2 and "\x1b" not in page
+    assert page.count("<script") == 3 and "\x1b" not in page
     data = re.search(r'id="pitui-data">([^<]*)</script>', page)
     assert data is not None
     decoded = json.loads(zlib.decompress(base64.b64decode(data.group(1))))
     texts = json.dumps(decoded, ensure_ascii=False)
     assert "document.body.setAttribute('data-pwned', 'script')" in texts
     assert "\x1b" not in texts  # escape sequences removed from what is shown
+    # The download block: the session's own lines, byte for byte, just as inert.
+    jsonl = re.search(r'id="pitui-jsonl" data-name="[^"<>]*">([^<]*)</script>', page)
+    assert jsonl is not None and store.path is not None
+    assert zlib.decompress(base64.b64decode(jsonl.group(1))) == store.path.read_bytes()
 
 
 def test_export_jsonl_is_the_active_branch_as_stored(tmp_path: Path) -> None:
@@ -151,7 +155,7 @@ def test_hostile_export_does_not_execute_in_chromium(tmp_path: Path) -> None:
         found = chrome.evaluate(
             "(() => ({pwned: document.body.hasAttribute('data-pwned'),"
             " injected: document.querySelectorAll('img:not(.inline), svg, iframe, b[onmouseover],"
-            " script:not(#pitui-data)').length,"
+            " script:not(#pitui-data):not(#pitui-jsonl)').length,"
             " scripts: document.scripts.length,"
             " badLinks: [...document.querySelectorAll('a')].filter(a =>"
             " !/^(https?:|mailto:|file:)/.test(a.href)).length,"
@@ -161,5 +165,51 @@ def test_hostile_export_does_not_execute_in_chromium(tmp_path: Path) -> None:
         assert [u for u in chrome.requests() if u != target.as_uri()] == []
     assert found["pwned"] is False
     assert found["injected"] == 1  # the page's own script
-    assert found["scripts"] == 2 and found["badLinks"] == 0
+    assert found["scripts"] == 3 and found["badLinks"] == 0
     assert "<script>document.body.setAttribute('data-pwned', 'script')</script>" in found["text"]
+
+
+@pytest.mark.timeout(120)
+def test_a_hostile_file_name_and_content_download_as_bytes(tmp_path: Path) -> None:
+    """The download's name comes from the session file's name and its bytes from the file:
+    a name built to close the attribute and a line built to close the data block stay inert,
+    and what is saved is the file exactly."""
+    browser = chromium()
+    if browser is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium is required under CI=true")
+        pytest.skip("chromium not installed")
+    store = hostile_session(tmp_path)
+    store.append_message(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "</script><script>document.title='pwned'</script>"}
+            ],
+            "timestamp": 5,
+        }
+    )
+    assert store.path is not None
+    source = store.path
+    store.close()
+    odd = tmp_path / "odd" / '"><img src=x onerror="document.title=1"> s.jsonl'
+    odd.parent.mkdir()
+    odd.write_bytes(source.read_bytes())
+    target = tmp_path / "page.html"
+    with SessionStore.open(odd, read_only=True) as copy:
+        export_html(copy, target)
+    page = target.read_text()
+    assert page.count("<script") == 3
+    escaped = "&quot;&gt;&lt;img src=x onerror=&quot;document.title=1&quot;&gt; s.jsonl"
+    assert f'data-name="{escaped}"' in page and "<img" not in page
+    with Chromium(browser, tmp_path / "profile", 1280, 800) as chrome:
+        chrome.open(target.as_uri())
+        name = chrome.evaluate("document.getElementById('pitui-jsonl').dataset.name")
+        assert name == odd.name
+        saved = chrome.download("document.getElementById('download').click()", tmp_path / "dl")
+        assert saved.read_bytes() == odd.read_bytes()
+        assert chrome.evaluate("document.scripts.length") == 3
+        assert chrome.evaluate("document.querySelectorAll('img:not(.inline)').length") == 0
+        assert chrome.evaluate("document.title") not in ("pwned", "1")
+        assert chrome.script_errors() == []
+        assert [u for u in chrome.requests() if u != target.as_uri()] == []

@@ -204,6 +204,33 @@ class Chromium:
         reply = self.call("Page.captureScreenshot", {"format": "png", "fromSurface": True})
         return base64.b64decode(reply["data"])
 
+    def download(self, click: str, folder: Path, timeout: float = 30) -> Path:
+        """Run ``click`` (an expression that starts a download) and wait for the file the
+        browser saves in ``folder``; returns its path."""
+        folder.mkdir(parents=True, exist_ok=True)
+        self.call(
+            "Browser.setDownloadBehavior",
+            {"behavior": "allow", "downloadPath": str(folder)},
+            session=False,
+        )
+        before = set(folder.iterdir())
+        self.evaluate(click)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            done = [p for p in set(folder.iterdir()) - before if not p.name.endswith(".crdownload")]
+            if done:
+                return done[0]
+            self.call("Runtime.evaluate", {"expression": "0"})
+            time.sleep(0.05)
+        raise ChromiumError("no download arrived in time")
+
+    def emulate_dark(self, dark: bool) -> None:
+        """Emulate ``prefers-color-scheme: dark`` (or light)."""
+        self.call(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
+        )
+
     # ------------------------------------------------------------------ what happened
 
     def script_errors(self) -> list[str]:

@@ -1,9 +1,10 @@
 "use strict";
 // pitui's HTML export. Renders the data block with DOM APIs only: every piece of session text
 // is set with textContent (the CSP also forbids HTML parsing of strings via Trusted Types).
-// The data block is the session's page data as zlib-compressed JSON in base64.
-async function pituiData() {
-  const text = document.getElementById("pitui-data").textContent.trim();
+// The data blocks are zlib-compressed in base64: the page data (JSON) and the session's own
+// JSONL lines (offered as a download, never parsed here).
+function unpack(id) {
+  const text = document.getElementById(id).textContent.trim();
   let bytes;
   if (typeof Uint8Array.fromBase64 === "function") bytes = Uint8Array.fromBase64(text);
   else {
@@ -11,8 +12,10 @@ async function pituiData() {
     bytes = new Uint8Array(raw.length);
     for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
   }
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
-  return JSON.parse(await new Response(stream).text());
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate")));
+}
+async function pituiData() {
+  return JSON.parse(await unpack("pitui-data").text());
 }
 (async function () {
   performance.mark("pitui-start");
@@ -279,7 +282,7 @@ async function pituiData() {
   }
   function resultView(b, tokens) {
     const [, , name, isError, inner, diff] = b;
-    const box = el("div");
+    const box = el("div", "output");
     box.appendChild(el("div", "result-head" + (isError ? " err" : ""), (isError ? "error from " : "result of ") + name + " · ~" + fmt(tokens) + " tokens"));
     if (diff && diff.length) box.appendChild(diffView(diff));
     const out = content(inner);
@@ -319,7 +322,8 @@ async function pituiData() {
       else if (k === "bash") {
         const [, command, exit, inner, excluded] = b;
         out.appendChild(el("pre", null, "$ " + command));
-        out.appendChild(content(inner));
+        const output = content(inner); output.className = "output";
+        out.appendChild(output);
         const facts = [];
         if (exit !== null && exit !== undefined) facts.push("exit code " + exit);
         if (excluded) facts.push("not sent to the model (!!)");
@@ -612,6 +616,18 @@ async function pituiData() {
   document.getElementById("stats-button").addEventListener("click", () => {
     if (statsBox.hidden) fillStats();
     statsBox.hidden = !statsBox.hidden;
+  });
+  for (const [box, cls] of [["show-thinking", "hide-thinking"], ["show-output", "hide-output"]]) {
+    const input = document.getElementById(box);
+    const apply = () => document.body.classList.toggle(cls, !input.checked);
+    input.addEventListener("change", apply); apply();
+  }
+  const jsonl = document.getElementById("pitui-jsonl");
+  document.getElementById("download").addEventListener("click", async () => {
+    const blob = new Blob([await unpack("pitui-jsonl").arrayBuffer()], { type: "application/x-ndjson" });
+    const a = el("a"); a.href = URL.createObjectURL(blob); a.download = jsonl.dataset.name || "session.jsonl";
+    document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60000);
   });
 
   // ------------------------------------------------------------------ start
