@@ -9,6 +9,14 @@ from typing import Any
 
 import pytest
 from support.fixtures import FIXTURES_DIR
+from support.slow_lane import (  # noqa: F401  (the fast lane's marks and its guard)
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_call,
+    pytest_runtest_protocol,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+)
 
 from pitui.session import SessionStore
 

@@ -97,6 +97,7 @@ async def test_system_prompt_sent_once_and_patched_only_on_change(
     assert [m["role"] for m in request].count("system") == 1
 
 
+@pytest.mark.slow
 async def test_tool_calls_run_and_results_are_sent_back(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -237,6 +238,7 @@ async def test_abort_mid_stream_stores_aborted_reply(
     assert last["content"][0]["text"] == "".join(deltas)
 
 
+@pytest.mark.slow
 async def test_abort_during_bash_kills_it_and_stores_a_result(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -254,6 +256,7 @@ async def test_abort_during_bash_kills_it_and_stores_a_result(
     assert last["role"] == "toolResult" and last["isError"] is True
 
 
+@pytest.mark.slow
 async def test_steering_message_is_delivered_after_the_tool_batch(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:

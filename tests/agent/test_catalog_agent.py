@@ -795,6 +795,7 @@ async def test_branch_summary_reaches_the_model_as_user_summary(
 # --- 113, 115: persistence order and retries -------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_113_one_tool_round_persists_in_order(tmp_path: Path, llm: ScriptedLLMServer) -> None:
     agent = make_agent(tmp_path, llm)
     router = Router(llm)

@@ -54,6 +54,7 @@ async def seed_history(agent: AgentSession, llm: ScriptedLLMServer, turns: int =
         assert result.ok
 
 
+@pytest.mark.slow
 async def test_threshold_compaction_between_turns(tmp_path: Path, llm: ScriptedLLMServer) -> None:
     agent = make_agent(tmp_path, llm)
     await seed_history(agent, llm)
@@ -136,6 +137,7 @@ async def test_second_overflow_stops_with_one_sentence(
     assert len(llm.requests) == 3 + 3
 
 
+@pytest.mark.slow
 async def test_compaction_off_is_a_hard_off_switch(tmp_path: Path, llm: ScriptedLLMServer) -> None:
     """compaction.enabled false: an overflow ends the run with a sentence saying what to do,
     with no context edit, no compaction and no retry; no threshold compaction either."""

@@ -67,6 +67,7 @@ def interleaved_tool_loop(claude: AnthropicServer) -> None:
     )
 
 
+@pytest.mark.slow
 async def test_tool_loop_with_interleaved_and_redacted_thinking_is_stored_as_pi_stores_it(
     tmp_path: Path, claude: AnthropicServer
 ) -> None:
@@ -112,6 +113,7 @@ async def test_tool_loop_with_interleaved_and_redacted_thinking_is_stored_as_pi_
     ]
 
 
+@pytest.mark.slow
 async def test_a_second_prompt_resends_every_signed_block(
     tmp_path: Path, claude: AnthropicServer
 ) -> None:
@@ -163,6 +165,7 @@ async def test_a_reply_at_max_tokens_is_length_and_never_compacts(
     assert len(claude.requests) == 1
 
 
+@pytest.mark.slow
 async def test_prompt_caching_breakpoints_and_cache_accounting(
     tmp_path: Path, claude: AnthropicServer
 ) -> None:
@@ -325,6 +328,7 @@ async def test_pings_keep_a_slow_stream_alive(tmp_path: Path, claude: AnthropicS
     assert len(claude.requests) == 1
 
 
+@pytest.mark.slow
 async def test_claude_opus_4_7_thinks_adaptively_with_pis_effort(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

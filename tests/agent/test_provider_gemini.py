@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.providers.gemini import Call, GeminiServer, Text, Thought, quota_exceeded, reply
 
 from pitui.agent.events import RetryScheduled
@@ -35,6 +36,7 @@ def assistants(agent: AgentSession) -> list[dict[str, Any]]:
     return [m for m in agent.store.project().messages if m.get("role") == "assistant"]
 
 
+@pytest.mark.slow
 async def test_thought_signatures_survive_a_tool_loop(tmp_path: Path, gemini: GeminiServer) -> None:
     agent = make_agent(tmp_path, gemini)
     gemini.script(

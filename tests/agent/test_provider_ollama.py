@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.providers.ollama import OllamaServer, Say, Think, Tool, reply
 
 from pitui.agent.session import AgentSession
@@ -41,6 +42,7 @@ def assistants(agent: AgentSession) -> list[dict[str, Any]]:
     return [m for m in agent.store.project().messages if m.get("role") == "assistant"]
 
 
+@pytest.mark.slow
 async def test_openai_endpoint_without_a_context_size_and_thinking_in_a_tool_loop(
     tmp_path: Path, ollama: OllamaServer
 ) -> None:

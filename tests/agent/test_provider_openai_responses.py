@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.providers.openai_responses import (
     FunctionCall,
     Message,
@@ -43,6 +44,7 @@ def assistants(agent: AgentSession) -> list[dict[str, Any]]:
     return [m for m in agent.store.project().messages if m.get("role") == "assistant"]
 
 
+@pytest.mark.slow
 async def test_reasoning_is_kept_and_replayed_between_tool_calls(
     tmp_path: Path, responses: ResponsesServer
 ) -> None:

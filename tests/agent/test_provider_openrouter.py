@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.providers import anthropic
 from support.providers.openrouter import API_KEY, PRICES, Failure, OpenRouterServer, reply
 
@@ -38,6 +39,7 @@ def assistants(agent: AgentSession) -> list[dict[str, Any]]:
     return [m for m in agent.store.project().messages if m.get("role") == "assistant"]
 
 
+@pytest.mark.slow
 async def test_claude_through_openrouter_keeps_its_reasoning_in_a_tool_loop(
     tmp_path: Path, openrouter: OpenRouterServer
 ) -> None:
@@ -82,6 +84,7 @@ async def test_claude_through_openrouter_keeps_its_reasoning_in_a_tool_loop(
     assert usage["cost"]["total"] > 0
 
 
+@pytest.mark.slow
 async def test_claude_blocks_are_stored_in_stream_order(
     tmp_path: Path, openrouter: OpenRouterServer
 ) -> None:
@@ -111,6 +114,7 @@ async def test_claude_blocks_are_stored_in_stream_order(
     assert sent == ["thinking", "text", "thinking", "tool_use"]
 
 
+@pytest.mark.slow
 async def test_other_models_keep_their_reasoning_details(
     tmp_path: Path, openrouter: OpenRouterServer
 ) -> None:

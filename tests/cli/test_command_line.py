@@ -46,6 +46,7 @@ def test_a_command_line_without_a_command_needs_only_the_options(argv: list[str]
     assert vars(args) == vars(build_parser().parse_args(argv))
 
 
+@pytest.mark.slow
 def test_a_plain_command_line_is_parsed_without_the_commands_modules() -> None:
     code = (
         "import sys; from pitui.cli import parse_command_line; "
@@ -64,6 +65,7 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_help_lists_the_commands() -> None:
     result = run("--help")
     assert result.returncode == 0
@@ -81,6 +83,7 @@ def test_help_lists_the_commands() -> None:
         (["-p", "hi", "stray"], "invalid choice: 'stray'"),
     ],
 )
+@pytest.mark.slow
 def test_a_mistake_gets_the_full_parsers_usage_and_message(argv: list[str], message: str) -> None:
     result = run(*argv)
     assert result.returncode == 2
@@ -88,6 +91,7 @@ def test_a_mistake_gets_the_full_parsers_usage_and_message(argv: list[str], mess
     assert "COMMAND" in result.stderr  # the usage line of the parser with the commands
 
 
+@pytest.mark.slow
 def test_version_needs_no_command() -> None:
     result = run("--version")
     assert result.returncode == 0

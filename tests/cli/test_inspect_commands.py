@@ -236,6 +236,7 @@ def test_sessions_prints_ids_unique_among_those_listed(
         assert found.name.endswith(f"_{session_id}.jsonl")
 
 
+@pytest.mark.slow
 def test_cli_process_never_prints_a_traceback(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     result = subprocess.run(

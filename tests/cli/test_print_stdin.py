@@ -142,6 +142,7 @@ def json_lines(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+@pytest.mark.slow
 def test_piped_log_reaches_the_model(
     project: Path,
     tmp_path: Path,
@@ -156,6 +157,7 @@ def test_piped_log_reaches_the_model(
     assert user_texts(llm.requests[0].body) == ["ERROR disk full at 12:00\n\nwhy?"]
 
 
+@pytest.mark.slow
 def test_json_tool_end_carries_the_result_and_done_is_last(
     project: Path,
     tmp_path: Path,

@@ -125,6 +125,7 @@ def direct(encoding_name: str, text: str) -> int:
 # ----------------------------------------------------------------------------- loading
 
 
+@pytest.mark.slow
 def test_offline_load_uses_litellm_copy_without_importing_litellm(tmp_path: Path) -> None:
     result = json.loads(run_offline(OFFLINE_LOAD, tmp_path))
     assert result["o200k"] == [O200K, 2]
@@ -135,6 +136,7 @@ def test_offline_load_uses_litellm_copy_without_importing_litellm(tmp_path: Path
     assert result["heavy"] == []
 
 
+@pytest.mark.slow
 def test_offline_harness_really_is_offline(tmp_path: Path) -> None:
     """Without pitui's help, tiktoken cannot load the encoding in the same child setup."""
     assert run_offline(TIKTOKEN_ALONE, tmp_path).startswith("failed")

@@ -223,6 +223,7 @@ def test_cli_text_output_is_sanitized_and_json_exact(
     assert diff["added"][0]["text"] == " ".join(HOSTILE.split())
 
 
+@pytest.mark.slow
 def test_headless_report_commands_import_no_textual_or_litellm(
     sample: Path, tmp_path: Path
 ) -> None:

@@ -128,6 +128,7 @@ def test_the_import_runs_without_collections_and_what_it_leaves_is_frozen(
     assert seen["module"]() is None
 
 
+@pytest.mark.slow
 def test_litellm_is_imported_without_copying_messages_for_logging(tmp_path: Path) -> None:
     """litellm copies every string of a request's messages for logging callbacks after each
     request (pitui has none; ~8 ms a request at 1,800 messages): off, unless the environment

@@ -156,6 +156,7 @@ def _litellm_imported_after(code: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_model_info_does_not_import_litellm() -> None:
     code = (
         "from pitui.llm.models import OWN_TABLE, ModelRef, model_info, table_path\n"
@@ -166,6 +167,7 @@ def test_model_info_does_not_import_litellm() -> None:
     assert _litellm_imported_after(code) == "False"
 
 
+@pytest.mark.slow
 def test_cli_session_and_llm_packages_do_not_import_litellm() -> None:
     code = (
         "import pitui.cli, pitui.session\n"

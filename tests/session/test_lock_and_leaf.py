@@ -233,6 +233,7 @@ def holder_process(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_second_open_in_another_process_is_read_only(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     original = conversation(path)
@@ -250,6 +251,7 @@ def test_second_open_in_another_process_is_read_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_this_process_is_read_only_while_another_holds_the_session(
     tmp_path: Path, holder_process: Any
 ) -> None:
@@ -275,6 +277,7 @@ def test_this_process_is_read_only_while_another_holds_the_session(
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_lock_of_a_killed_process_is_taken_over(tmp_path: Path, holder_process: Any) -> None:
     path = tmp_path / "s.jsonl"
     original = conversation(path)

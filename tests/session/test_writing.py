@@ -543,6 +543,7 @@ def _run_child(*args: str) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_real_file_size_limit_on_append(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     write_session(path, msg("a", None))
@@ -563,6 +564,7 @@ def test_real_file_size_limit_on_append(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_real_file_size_limit_on_first_write(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     out = _run_child("new", str(folder))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from support.llm_server import ScriptedLLMServer
+from support.slow_lane import CHILD_EVENT
 
 
 def isolated_env(tmp_path: Path, api_key: str = "sk-test") -> dict[str, str]:
@@ -146,6 +147,7 @@ class WarmPitui:
     def run(
         self, args: list[str], cwd: Path, env: dict[str, str], timeout: float = 90
     ) -> subprocess.CompletedProcess[str]:
+        sys.audit(CHILD_EVENT, pitui_argv(*args))  # a process of its own, if not of ours
         request = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode()
         with (
             open(os.devnull, "rb") as stdin,

@@ -173,6 +173,7 @@ async def test_thinking_is_collapsed_and_toggles(
 # ---------------------------------------------------------------------------------- tools
 
 
+@pytest.mark.slow
 async def test_long_tool_call_is_collapsed_and_expands_on_click_and_enter(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
@@ -243,6 +244,7 @@ async def test_short_tool_call_shows_arguments_and_result(
         assert not block.query_one(".tool-more").display
 
 
+@pytest.mark.slow
 async def test_bash_output_keeps_colours_but_no_other_escapes(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:

@@ -141,6 +141,7 @@ def listed_files(prompt: RestorePrompt) -> list[str]:
 # ------------------------------------------------------------------ restore from the tree
 
 
+@pytest.mark.slow
 async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_more_move(
     tmp_path: Path,
 ) -> None:
@@ -182,6 +183,7 @@ async def test_edit_and_resubmit_restores_the_files_and_going_forward_is_one_mor
         await wait_for(pilot, lambda: picture(project) == after_both)
 
 
+@pytest.mark.slow
 async def test_conversation_only_and_cancel_leave_the_files(tmp_path: Path) -> None:
     path, project, ids = await build_session(tmp_path)
     before = picture(project)
@@ -203,6 +205,7 @@ async def test_conversation_only_and_cancel_leave_the_files(tmp_path: Path) -> N
         assert picture(project) == before
 
 
+@pytest.mark.slow
 async def test_one_dialog_asks_about_the_summary_and_the_files(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -247,6 +250,7 @@ async def test_one_dialog_asks_about_the_summary_and_the_files(
         assert shown.count("RestorePrompt") == 1 and "SummaryPrompt" not in shown
 
 
+@pytest.mark.slow
 async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> None:
     path, project, ids = await build_session(tmp_path)
     write(project, {"app.py": "my own edit\n"})
@@ -272,6 +276,7 @@ async def test_outside_edits_need_an_explicit_second_answer(tmp_path: Path) -> N
         assert (project / "app.py").read_text() == "my own edit\n"
 
 
+@pytest.mark.slow
 async def test_fork_offers_the_files_of_the_new_starting_point(tmp_path: Path) -> None:
     path, project, _ = await build_session(tmp_path)
     app = make_app(path, project)
@@ -287,6 +292,7 @@ async def test_fork_offers_the_files_of_the_new_starting_point(tmp_path: Path) -
         assert app.screen.query_one(PromptEditor).text == "step 2"
 
 
+@pytest.mark.slow
 async def test_files_tab_shows_the_run_and_the_disk(tmp_path: Path) -> None:
     path, project, ids = await build_session(tmp_path)
     app = make_app(path, project)
@@ -313,6 +319,7 @@ async def test_files_tab_shows_the_run_and_the_disk(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ approvals in the app
 
 
+@pytest.mark.slow
 async def test_ask_mode_shows_the_command_and_runs_it_after_yes(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -398,6 +405,7 @@ def preview_for(tmp_path: Path, **kw: Any) -> MovePreview:
     return asyncio.run(make_preview(tmp_path, **kw))
 
 
+@pytest.mark.slow
 async def test_restore_prompt_answers(tmp_path: Path) -> None:
     async def scenario(keys: list[str], outside: bool, sub: str) -> Any:
         preview = await make_preview(tmp_path / sub, outside=outside)
@@ -415,6 +423,7 @@ async def test_restore_prompt_answers(tmp_path: Path) -> None:
     assert await scenario(["r", "escape", "c"], True, "e") == RestoreChoice(False)
 
 
+@pytest.mark.slow
 async def test_untrusted_names_and_contents_stay_literal(tmp_path: Path) -> None:
     preview = await make_preview(tmp_path, hostile=True)
     harness = Harness(RestorePrompt(preview))
@@ -470,6 +479,7 @@ def test_approval_prompt_snapshot(
     assert snap_compare(Harness(ApprovalPrompt(approval_request(tmp_path))), terminal_size=size)
 
 
+@pytest.mark.slow
 def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
     harness = Harness(RestorePrompt(preview_for(tmp_path, outside=True)))
 
@@ -482,6 +492,7 @@ def test_restore_prompt_snapshot(snap_compare: Callable[..., bool], tmp_path: Pa
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.slow
 def test_move_prompt_with_the_summary_choice_snapshot(
     snap_compare: Callable[..., bool], tmp_path: Path, size: tuple[int, int]
 ) -> None:
@@ -497,6 +508,7 @@ def test_move_prompt_with_the_summary_choice_snapshot(
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.slow
 def test_files_tab_snapshot(
     snap_compare: Callable[..., bool],
     tmp_path: Path,
@@ -526,6 +538,7 @@ def test_files_tab_snapshot(
     assert snap_compare(app, terminal_size=size, run_before=files_tab)
 
 
+@pytest.mark.slow
 async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -569,6 +582,7 @@ async def test_edit_and_resubmit_without_file_changes_asks_nothing_and_runs(
         assert texts[-1]["content"][0]["text"] == "Second answer."
 
 
+@pytest.mark.slow
 async def test_edit_and_resubmit_of_the_first_prompt_restores_its_files(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -638,6 +652,7 @@ async def test_edit_and_resubmit_of_the_first_prompt_restores_its_files(
         assert picture(project) == before  # the second attempt ran on the original files
 
 
+@pytest.mark.slow
 async def test_a_move_the_files_cannot_follow_says_why(tmp_path: Path) -> None:
     """A point no checkpoint records (files changed there before pitui's first checkpoint):
     the conversation moves and one sentence says the files stay."""
@@ -669,6 +684,7 @@ async def test_a_move_the_files_cannot_follow_says_why(tmp_path: Path) -> None:
         assert (project / "app.py").read_text() == "v2\n"
 
 
+@pytest.mark.slow
 async def test_the_folder_is_captured_as_the_session_opens(
     tmp_path: Path, llm: ScriptedLLMServer
 ) -> None:
@@ -701,6 +717,7 @@ async def test_the_folder_is_captured_as_the_session_opens(
         assert (folder / "index").stat().st_size > 0
 
 
+@pytest.mark.slow
 async def test_the_restore_prompt_lists_what_cannot_be_restored(tmp_path: Path) -> None:
     """A file too large to save at the target, shrunk since, and a name full of escapes: the
     dialog lists them as not restorable (inert text), and the restore leaves them."""

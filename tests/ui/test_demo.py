@@ -170,6 +170,7 @@ def test_summary_reply_has_the_structured_sections() -> None:
     assert "parser.py" in text
 
 
+@pytest.mark.slow
 async def test_demo_model_answers_through_the_agent(
     demo_files: tuple[Path, Path], demo_server: DemoModelServer
 ) -> None:

@@ -161,6 +161,7 @@ async def test_status_shows_model_thinking_gauge_and_branch_position(
 
 
 @pytest.mark.parametrize("mode", ["ask", "read-only", "auto"])
+@pytest.mark.slow
 async def test_status_shows_the_approval_mode_and_the_working_directory(
     tmp_path: Path, mode: str
 ) -> None:

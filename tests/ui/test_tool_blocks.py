@@ -31,6 +31,7 @@ def running_block(app: PituiApp) -> ToolBlock | None:
 # ---------------------------------------------------------------------------------- live bash
 
 
+@pytest.mark.slow
 async def test_each_line_of_a_slow_loop_shows_as_it_comes(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
@@ -60,6 +61,7 @@ class _NoBlock:
 _none: Any = _NoBlock()
 
 
+@pytest.mark.slow
 async def test_escape_keeps_what_the_command_printed(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
@@ -77,6 +79,7 @@ async def test_escape_keeps_what_the_command_printed(
         assert stored["content"][0]["text"] == "one\ntwo\n\nCommand aborted"
 
 
+@pytest.mark.slow
 async def test_live_output_is_sanitized_and_redacted(
     app_factory: Callable[..., PituiApp],
     llm: ScriptedLLMServer,
@@ -113,6 +116,7 @@ async def test_live_output_is_sanitized_and_redacted(
         assert SECRET[10:] not in terminal_output(app)
 
 
+@pytest.mark.slow
 async def test_a_flood_of_output_keeps_a_bounded_tail_on_screen(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:
@@ -279,6 +283,7 @@ async def test_a_write_shows_the_first_lines_and_a_line_count(
 # ---------------------------------------------------------------------------------- Ctrl+O
 
 
+@pytest.mark.slow
 async def test_ctrl_o_expands_and_collapses_every_tool_block(
     app_factory: Callable[..., PituiApp], llm: ScriptedLLMServer
 ) -> None:

@@ -183,6 +183,7 @@ def _writer(path: Path, contents: tuple[bytes, bytes], ready_fd: int) -> None:  
         n += 1
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_leaves_the_old_or_the_new_content(tmp_path: Path) -> None:
     """A process rewrites a big file over and over and is killed at random moments."""
     target = tmp_path / "big.txt"
@@ -219,6 +220,7 @@ def test_kill_9_mid_write_leaves_the_old_or_the_new_content(tmp_path: Path) -> N
     assert target.read_text() == "after the kills\n"
 
 
+@pytest.mark.slow
 def test_a_checkpoint_removes_temp_files_killed_writes_left_and_saves_none(
     tmp_path: Path,
 ) -> None:

@@ -92,6 +92,7 @@ _EDIT_DEV_ZERO = textwrap.dedent(
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_editing_a_symlink_to_dev_zero_does_not_read_forever(ctx: ToolContext) -> None:
     link = ctx.cwd / "zeros.txt"
     link.symlink_to("/dev/zero")

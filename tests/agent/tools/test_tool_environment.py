@@ -111,6 +111,7 @@ def test_pass_env_is_read_from_the_settings() -> None:
     )
 
 
+@pytest.mark.slow
 async def test_bash_sees_no_key(ctx: ToolContext, keys_in_env: None) -> None:
     result = await execute(BashTool(), {"command": 'env; echo "[$OPENAI_API_KEY]"'}, ctx)
     assert "[]" in result.text
@@ -119,6 +120,7 @@ async def test_bash_sees_no_key(ctx: ToolContext, keys_in_env: None) -> None:
         assert f"{name}=" not in result.text
 
 
+@pytest.mark.slow
 async def test_key_values_are_redacted_from_every_tool(ctx: ToolContext, keys_in_env: None) -> None:
     secret_file = ctx.cwd / ".env"
     secret_file.write_text(f"OPENAI_API_KEY={SECRET}\nTOKEN={OTHER}\n")
@@ -134,6 +136,7 @@ async def test_key_values_are_redacted_from_every_tool(ctx: ToolContext, keys_in
     assert SECRET not in bash.text and "[redacted OPENAI_API_KEY]" in bash.text
 
 
+@pytest.mark.slow
 async def test_a_passed_through_key_is_usable_but_still_redacted(
     tmp_path: Path, keys_in_env: None
 ) -> None:
@@ -149,6 +152,7 @@ async def test_a_passed_through_key_is_usable_but_still_redacted(
     assert OTHER not in result.text and "[redacted GITHUB_TOKEN]" in result.text
 
 
+@pytest.mark.slow
 async def test_printenv_in_a_run_never_reaches_the_session_or_the_next_request(
     tmp_path: Path, llm: ScriptedLLMServer, keys_in_env: None
 ) -> None:
