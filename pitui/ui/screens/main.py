@@ -7,6 +7,7 @@ when idle it copies the mouse selection (or the editor's), else it does what Tex
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from typing import ClassVar
@@ -19,6 +20,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from pitui.config.history import PromptHistory, merge_history
 from pitui.ui.app_state import UsesApp
 from pitui.ui.commands import COMMANDS, CommandContext, run_command
 from pitui.ui.widgets.chat import ChatView
@@ -26,6 +28,7 @@ from pitui.ui.widgets.prompt import CommandMenu, PromptEditor
 from pitui.ui.widgets.status import StatusLine
 
 DOUBLE_ESCAPE = 0.5
+log = logging.getLogger("pitui.ui")
 
 
 class MainScreen(UsesApp, Screen[None]):
@@ -54,6 +57,7 @@ class MainScreen(UsesApp, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._last_escape = 0.0
+        self._saved_prompts: list[str] | None = None  # the project's history file, once read
 
     def compose(self) -> ComposeResult:
         app = self.pitui
@@ -61,7 +65,7 @@ class MainScreen(UsesApp, Screen[None]):
         yield NewBelowMarker(Content(NEW_BELOW), id="new-below")
         editor = PromptEditor(
             commands=sorted(COMMANDS),
-            history=lambda limit: app.store.recent_user_texts(limit),
+            history=self._prompt_history,
             id="prompt",
         )
         if not app.settings.ui.cursor_blink:
@@ -79,6 +83,7 @@ class MainScreen(UsesApp, Screen[None]):
             # frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
         self.call_after_refresh(self._warm_up)
+        self.call_after_refresh(self._read_saved_prompts)
 
     def _show_new_below(self, shown: bool) -> None:
         self.query_one(NewBelowMarker).set_class(shown, "-shown")
@@ -106,6 +111,31 @@ class MainScreen(UsesApp, Screen[None]):
 
     # ------------------------------------------------------------------ prompts
 
+    @property
+    def prompt_history_file(self) -> PromptHistory:
+        """This project's prompt history (kept across sessions, see pitui.config.history)."""
+        return PromptHistory.for_project(self.pitui.cwd)
+
+    @work(thread=True, group="prompt-history", exit_on_error=False)
+    def _read_saved_prompts(self) -> None:
+        saved = self.prompt_history_file.load()
+        self.app.call_from_thread(setattr, self, "_saved_prompts", saved)
+
+    def _prompt_history(self, limit: int) -> list[str]:
+        """The editor's history, asked at its first Up: the project's saved prompts (read now
+        if the thread started after the first frame has not yet), after the session's own."""
+        saved = self._saved_prompts
+        if saved is None:
+            saved = self._saved_prompts = self.prompt_history_file.load()
+        return merge_history(saved, self.pitui.store.recent_user_texts(limit))[-limit:]
+
+    @work(thread=True, group="prompt-history", exit_on_error=False)
+    def _save_prompt(self, text: str) -> None:
+        try:
+            self.prompt_history_file.add(text)
+        except OSError as exc:
+            log.warning("could not save the prompt history: %s", exc)
+
     @on(PromptEditor.MenuChanged)
     def on_menu_changed(self, event: PromptEditor.MenuChanged) -> None:
         event.stop()
@@ -115,6 +145,7 @@ class MainScreen(UsesApp, Screen[None]):
     def on_submit(self, event: PromptEditor.Submitted) -> None:
         event.stop()
         text = event.text
+        self._save_prompt(text)
         if text.startswith("/"):
             self.run_command(text)
             return
