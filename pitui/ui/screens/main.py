@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from pitui.agent.user_command import parse_user_command
 from pitui.config.history import PromptHistory, merge_history
 from pitui.ui.app_state import UsesApp
 from pitui.ui.commands import COMMANDS, CommandContext, run_command
@@ -149,6 +150,11 @@ class MainScreen(UsesApp, Screen[None]):
         if text.startswith("/"):
             self.run_command(text)
             return
+        shell = parse_user_command(text)
+        if shell is not None:
+            with self.pitui.errors.guard("running the command"):
+                self.run_user_command(text, *shell)
+            return
         self.query_one(ChatView).jump_to_end()  # what is sent, and the reply, are in view
         with self.pitui.errors.guard("sending the prompt"):
             self.send_prompt(text)
@@ -189,6 +195,41 @@ class MainScreen(UsesApp, Screen[None]):
         self.query_one(StatusLine).mark_busy()
         self._run_agent(text)
 
+    def run_user_command(self, text: str, command: str, excluded: bool) -> None:
+        """``!command`` (``excluded``: ``!!command``): run it, its output in the chat (see
+        :mod:`pitui.agent.user_command`); refused, it stays in the editor with the reason."""
+        app = self.pitui
+        editor = self.query_one(PromptEditor)
+
+        def keep() -> None:
+            if not editor.text:
+                editor.set_text(text)
+
+        if app.refuse_write():
+            keep()
+            return
+        agent = app.agent
+        if agent is None:
+            keep()
+            app.say("Commands run in a session with an agent; this one has none.", "warning")
+            return
+        problem = agent.user_commands.refusal(command)
+        if problem is not None:
+            keep()
+            app.say(problem, "warning")
+            return
+        self.query_one(ChatView).jump_to_end()
+        self._run_user_command(command, excluded)
+
+    @work(group="user-command")
+    async def _run_user_command(self, command: str, excluded: bool) -> None:
+        agent = self.pitui.agent
+        assert agent is not None
+        # A refusal (UserCommandRefused) is said as its sentence by the error boundary.
+        await self.pitui.errors.run(
+            agent.user_commands.run(command, excluded=excluded), "running the command"
+        )
+
     @work(group="agent")
     async def _run_agent(self, text: str) -> None:
         agent = self.pitui.agent
@@ -201,6 +242,9 @@ class MainScreen(UsesApp, Screen[None]):
 
     def action_escape(self) -> None:
         agent = self.pitui.agent
+        if agent is not None and agent.user_commands.stop():
+            self.notify("Command stopped.", timeout=2)
+            return
         if agent is not None and agent.running:
             agent.abort()
             self.notify("Aborted.", timeout=2)
@@ -218,6 +262,9 @@ class MainScreen(UsesApp, Screen[None]):
         chat, else the editor's); with nothing selected, Textual's own Ctrl+C (a note that
         Ctrl+Q quits)."""
         agent = self.pitui.agent
+        if agent is not None and agent.user_commands.stop():
+            self.notify("Command stopped.", timeout=2)
+            return
         if agent is not None and agent.running:
             agent.abort()
             self.notify("Aborted.", timeout=2)

@@ -48,6 +48,7 @@ class PromptEditor(TextArea):
     }
     PromptEditor:focus { border: round $primary; }
     PromptEditor.-searching { border: round $accent; }
+    PromptEditor.-shell { border: round $warning; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "submit", "Send"),
@@ -251,9 +252,12 @@ class PromptEditor(TextArea):
             self._menu_index = 0
             self._menu_moved = False
             self.post_message(self.MenuChanged(self, list(matches), 0))
-        self.border_subtitle = (
-            Content("↑↓ choose · Tab complete · Enter run · Esc close") if matches else None
-        )
+        shell = shell_hint(self.text)
+        self.set_class(shell is not None, "-shell")
+        if matches:
+            self.border_subtitle = Content("↑↓ choose · Tab complete · Enter run · Esc close")
+        else:
+            self.border_subtitle = Content(shell) if shell else None
 
     def _move_menu(self, step: int) -> None:
         self._menu_index = (self._menu_index + step) % len(self._menu)
@@ -419,6 +423,15 @@ class PromptEditor(TextArea):
         self.walk.stop()
         self._set_text(text)
         self.focus()
+
+
+def shell_hint(text: str) -> str | None:
+    """What Enter does with ``!command`` / ``!!command`` (None: not one)."""
+    if text.startswith("!!") and text[2:].strip():
+        return "!! runs it in the shell · its output is shown, not sent to the model"
+    if text.startswith("!") and text[1:].strip():
+        return "! runs it in the shell · its output goes into the conversation"
+    return None
 
 
 def _location(text: str, index: int) -> tuple[int, int]:
