@@ -102,6 +102,26 @@ class CheckpointNote(msgspec.Struct, frozen=True):
     progress: bool = False
 
 
+class UserCommandStart(msgspec.Struct, frozen=True):
+    """The user's ``!command`` (``excluded``: ``!!command``) started; its output comes as
+    :class:`ToolOutput` events with the same ``call_id``."""
+
+    call_id: str
+    command: str
+    excluded: bool
+
+
+class UserCommandEnd(msgspec.Struct, frozen=True):
+    """The user's command ended. ``message`` is its ``bashExecution`` message; ``entry_id``
+    the entry it was stored as, or None while a run keeps it waiting (it is stored when the
+    run ends) or when it did not run (``error`` says why)."""
+
+    call_id: str
+    message: dict[str, Any] | None
+    entry_id: str | None = None
+    error: str | None = None
+
+
 class RunEnded(msgspec.Struct, frozen=True):
     reason: str  # "done" | "error" | "aborted"
 
@@ -120,5 +140,7 @@ AgentEvent = (
     | CompactionEnd
     | ApprovalDecided
     | CheckpointNote
+    | UserCommandStart
+    | UserCommandEnd
     | RunEnded
 )

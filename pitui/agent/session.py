@@ -66,6 +66,7 @@ from pitui.session.store import SessionStore
 
 if TYPE_CHECKING:
     from pitui.agent.extensions import Extensions
+    from pitui.agent.user_command import UserCommands
     from pitui.agent.workspace import Workspace
 
 
@@ -145,6 +146,7 @@ class AgentSession:
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._queue: list[str] = []
         self._task: asyncio.Task[RunResult] | None = None
+        self._user_commands: UserCommands | None = None
         self._output_dir: Path | None = None
         if workspace is not None:
             workspace.attach(self)
@@ -292,6 +294,20 @@ class AgentSession:
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    async def wait_idle(self) -> None:
+        """Wait until no run, compaction or navigation is under way (its end, not its result)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.wait({self._task})
+
+    @property
+    def user_commands(self) -> UserCommands:
+        """The user's ``!command`` runs in this session (see :mod:`pitui.agent.user_command`)."""
+        if self._user_commands is None:
+            from pitui.agent.user_command import UserCommands
+
+            self._user_commands = UserCommands(self)
+        return self._user_commands
 
     def steer(self, text: str) -> None:
         """Queue a message typed while the agent works; delivered after the current tool batch."""

@@ -81,23 +81,20 @@ async def test_up_recalls_earlier_prompts_and_down_walks_back(
         assert editor.text == "third"
         await pilot.press("up")
         assert editor.text == "second\nwith two lines"
-        # The cursor is at the end (last line): Up first moves within the prompt.
-        await pilot.press("up")
-        assert editor.text == "second\nwith two lines"
-        assert editor.cursor_location[0] == 0
+        # Recalled with Up, the cursor is at its start: Up again goes on.
+        assert editor.cursor_location == (0, 0)
         await pilot.press("up")
         assert editor.text == "first"
         await pilot.press("up")  # the oldest stays
         assert editor.text == "first"
         await pilot.press("down")
         assert editor.text == "second\nwith two lines"
-        await pilot.press("down")  # the cursor is on the last line: Down walks on
+        # Recalled with Down, the cursor is at its end (the last line): Down walks on.
+        assert editor.cursor_location == (1, len("with two lines"))
+        await pilot.press("down")
         assert editor.text == "third"
         await pilot.press("down")
         assert editor.text == ""
-        # Up on a draft moves the cursor only.
-        await pilot.press(*"draft", "up")
-        assert editor.text == "draft"
 
 
 async def test_history_starts_with_the_sessions_prompts(

@@ -7,6 +7,7 @@ when idle it copies the mouse selection (or the editor's), else it does what Tex
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from typing import ClassVar
@@ -19,6 +20,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from pitui.agent.user_command import parse_user_command
+from pitui.config.history import PromptHistory, merge_history
 from pitui.ui.app_state import UsesApp
 from pitui.ui.commands import COMMANDS, CommandContext, run_command
 from pitui.ui.widgets.chat import ChatView
@@ -26,6 +29,7 @@ from pitui.ui.widgets.prompt import CommandMenu, PromptEditor
 from pitui.ui.widgets.status import StatusLine
 
 DOUBLE_ESCAPE = 0.5
+log = logging.getLogger("pitui.ui")
 
 
 class MainScreen(UsesApp, Screen[None]):
@@ -54,6 +58,7 @@ class MainScreen(UsesApp, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._last_escape = 0.0
+        self._saved_prompts: list[str] | None = None  # the project's history file, once read
 
     def compose(self) -> ComposeResult:
         app = self.pitui
@@ -61,7 +66,7 @@ class MainScreen(UsesApp, Screen[None]):
         yield NewBelowMarker(Content(NEW_BELOW), id="new-below")
         editor = PromptEditor(
             commands=sorted(COMMANDS),
-            history=lambda limit: app.store.recent_user_texts(limit),
+            history=self._prompt_history,
             id="prompt",
         )
         if not app.settings.ui.cursor_blink:
@@ -79,6 +84,7 @@ class MainScreen(UsesApp, Screen[None]):
             # frame, so the first request does not freeze the screen.
             self.call_after_refresh(self._preload_provider)
         self.call_after_refresh(self._warm_up)
+        self.call_after_refresh(self._read_saved_prompts)
 
     def _show_new_below(self, shown: bool) -> None:
         self.query_one(NewBelowMarker).set_class(shown, "-shown")
@@ -106,6 +112,31 @@ class MainScreen(UsesApp, Screen[None]):
 
     # ------------------------------------------------------------------ prompts
 
+    @property
+    def prompt_history_file(self) -> PromptHistory:
+        """This project's prompt history (kept across sessions, see pitui.config.history)."""
+        return PromptHistory.for_project(self.pitui.cwd)
+
+    @work(thread=True, group="prompt-history", exit_on_error=False)
+    def _read_saved_prompts(self) -> None:
+        saved = self.prompt_history_file.load()
+        self.app.call_from_thread(setattr, self, "_saved_prompts", saved)
+
+    def _prompt_history(self, limit: int) -> list[str]:
+        """The editor's history, asked at its first Up: the project's saved prompts (read now
+        if the thread started after the first frame has not yet), after the session's own."""
+        saved = self._saved_prompts
+        if saved is None:
+            saved = self._saved_prompts = self.prompt_history_file.load()
+        return merge_history(saved, self.pitui.store.recent_user_texts(limit))[-limit:]
+
+    @work(thread=True, group="prompt-history", exit_on_error=False)
+    def _save_prompt(self, text: str) -> None:
+        try:
+            self.prompt_history_file.add(text)
+        except OSError as exc:
+            log.warning("could not save the prompt history: %s", exc)
+
     @on(PromptEditor.MenuChanged)
     def on_menu_changed(self, event: PromptEditor.MenuChanged) -> None:
         event.stop()
@@ -115,8 +146,14 @@ class MainScreen(UsesApp, Screen[None]):
     def on_submit(self, event: PromptEditor.Submitted) -> None:
         event.stop()
         text = event.text
+        self._save_prompt(text)
         if text.startswith("/"):
             self.run_command(text)
+            return
+        shell = parse_user_command(text)
+        if shell is not None:
+            with self.pitui.errors.guard("running the command"):
+                self.run_user_command(text, *shell)
             return
         self.query_one(ChatView).jump_to_end()  # what is sent, and the reply, are in view
         with self.pitui.errors.guard("sending the prompt"):
@@ -158,6 +195,41 @@ class MainScreen(UsesApp, Screen[None]):
         self.query_one(StatusLine).mark_busy()
         self._run_agent(text)
 
+    def run_user_command(self, text: str, command: str, excluded: bool) -> None:
+        """``!command`` (``excluded``: ``!!command``): run it, its output in the chat (see
+        :mod:`pitui.agent.user_command`); refused, it stays in the editor with the reason."""
+        app = self.pitui
+        editor = self.query_one(PromptEditor)
+
+        def keep() -> None:
+            if not editor.text:
+                editor.set_text(text)
+
+        if app.refuse_write():
+            keep()
+            return
+        agent = app.agent
+        if agent is None:
+            keep()
+            app.say("Commands run in a session with an agent; this one has none.", "warning")
+            return
+        problem = agent.user_commands.refusal(command)
+        if problem is not None:
+            keep()
+            app.say(problem, "warning")
+            return
+        self.query_one(ChatView).jump_to_end()
+        self._run_user_command(command, excluded)
+
+    @work(group="user-command")
+    async def _run_user_command(self, command: str, excluded: bool) -> None:
+        agent = self.pitui.agent
+        assert agent is not None
+        # A refusal (UserCommandRefused) is said as its sentence by the error boundary.
+        await self.pitui.errors.run(
+            agent.user_commands.run(command, excluded=excluded), "running the command"
+        )
+
     @work(group="agent")
     async def _run_agent(self, text: str) -> None:
         agent = self.pitui.agent
@@ -170,6 +242,9 @@ class MainScreen(UsesApp, Screen[None]):
 
     def action_escape(self) -> None:
         agent = self.pitui.agent
+        if agent is not None and agent.user_commands.stop():
+            self.notify("Command stopped.", timeout=2)
+            return
         if agent is not None and agent.running:
             agent.abort()
             self.notify("Aborted.", timeout=2)
@@ -187,6 +262,9 @@ class MainScreen(UsesApp, Screen[None]):
         chat, else the editor's); with nothing selected, Textual's own Ctrl+C (a note that
         Ctrl+Q quits)."""
         agent = self.pitui.agent
+        if agent is not None and agent.user_commands.stop():
+            self.notify("Command stopped.", timeout=2)
+            return
         if agent is not None and agent.running:
             agent.abort()
             self.notify("Aborted.", timeout=2)

@@ -45,6 +45,8 @@ from pitui.agent.events import (
     RunEnded,
     ToolOutput,
     ToolStart,
+    UserCommandEnd,
+    UserCommandStart,
 )
 from pitui.deepjson import clip
 from pitui.deepjson import dumps as json_dumps
@@ -561,6 +563,12 @@ class ToolBlock(Widget, can_focus=True):
         self.action_toggle_expanded()
 
 
+def user_command_title(command: str, excluded: bool) -> str:
+    """The header of a user's ``!command`` (``!!``: its output is not sent to the model)."""
+    title = f"$ {' '.join(command.split())[:80]}"
+    return f"{title}  · not sent to the model" if excluded else title
+
+
 def others_appended_text(message: OthersAppended) -> str:
     """The one line saying another program appended to the open session."""
     entries = f"{message.count} {'entry' if message.count == 1 else 'entries'}"
@@ -712,6 +720,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
         self._running_tools: dict[str, ToolBlock] = {}
+        self._user_commands: dict[str, ToolBlock] = {}  # the user's !commands being run
         self.tools_expanded = False  # Ctrl+O: every tool block expanded (new ones too)
         # Big entries of the window waiting for their parse (their placeholder note).
         self._to_load: list[tuple[Node, NoteBlock]] = []
@@ -931,6 +940,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
         self._path_ids = set()
         self._calls.clear()
         self._running_tools.clear()
+        self._user_commands.clear()
         self._reply = self._thinking = None
         self._sanitizer = StreamSanitizer()
         self._pending.clear()
@@ -1122,6 +1132,13 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
                 for block in blocks:  # the reader expanded it while it ran: keep it so
                     if isinstance(block, ToolBlock) and running.expanded:
                         block.set_reactive(ToolBlock.expanded, True)
+        elif node.type == "message" and node.role == "bashExecution":
+            command = (store.read(node).get("message") or {}).get("command")
+            for call_id, running in list(self._user_commands.items()):
+                if running.arguments.get("command") == command:  # its live block
+                    del self._user_commands[call_id]
+                    replaced = [running]
+                    break
         self._mounted.append((entry_id, blocks))
         with self.app.batch_update():
             if kept is not None:
@@ -1286,7 +1303,7 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
                     is_error=bool(message.get("cancelled"))
                     or (isinstance(exit_code, int) and exit_code != 0),
                     shell=True,
-                    title=f"$ {' '.join(command.split())[:80]}",
+                    title=user_command_title(command, bool(message.get("excludeFromContext"))),
                     expanded=self.tools_expanded,
                 )
             ]
@@ -1415,9 +1432,29 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
             self._running_tools[event.call_id] = block
             await self.mount(block)
         elif isinstance(event, ToolOutput):
-            running = self._running_tools.get(event.call_id)
+            running = self._running_tools.get(event.call_id) or self._user_commands.get(
+                event.call_id
+            )
             if running is not None:
                 running.append_output(event.text, event.omitted_lines, event.cut)
+        elif isinstance(event, UserCommandStart):
+            block = ToolBlock(
+                "bash",
+                {"command": event.command},
+                None,
+                shell=True,
+                title=user_command_title(event.command, event.excluded),
+                expanded=self.tools_expanded,
+            )
+            self._user_commands[event.call_id] = block
+            await self.mount(block)
+        elif isinstance(event, UserCommandEnd):
+            running = self._user_commands.get(event.call_id)
+            if running is not None and event.message is None:  # it did not run
+                del self._user_commands[event.call_id]
+                await running.remove()
+            elif running is not None and event.entry_id is None:  # stored when the run ends
+                running.set_output(str((event.message or {}).get("output") or ""))
         elif isinstance(event, RunEnded):
             collector.collect_fully_as_usual(self)
             if self._reply is not None:  # no stored message came (an error): its own height

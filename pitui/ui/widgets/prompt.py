@@ -1,7 +1,13 @@
 """The prompt editor: multi-line; Enter submits, Alt+Enter or Ctrl+J (and Shift+Enter where the
-terminal reports it) adds a newline; Up on an empty editor recalls earlier prompts (Down walks
-back); while a ``/`` command is typed, a dropdown (:class:`CommandMenu`) lists the matching
-commands with their help: Up/Down move in it, Tab or Enter complete, Esc closes it.
+terminal reports it) adds a newline; while a ``/`` command is typed, a dropdown
+(:class:`CommandMenu`) lists the matching commands with their help: Up/Down move in it, Tab or
+Enter complete, Esc closes it.
+
+History (:mod:`pitui.ui.widgets.prompt_history`): Up on the first line walks back through this
+project's earlier prompts, Down on the last line walks forward, and past the newest gives back
+the draft that was being typed. Ctrl+R searches them as a shell does: type to narrow, Ctrl+R
+for an older match, Ctrl+S for a newer one, Enter sends the match, Esc (or an arrow key) keeps
+it to edit, Ctrl+G gives back what was typed before.
 
 The newline hint: when the terminal is not known to report Shift+Enter
 (:func:`pitui.ui.keys.reports_shift_enter`), the first prompt sent with Enter in a run of the
@@ -21,10 +27,13 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
+from textual.widgets.text_area import Selection
 
 from pitui.ui.keys import NEWLINE_HINT, NEWLINE_KEYS, reports_shift_enter
+from pitui.ui.widgets.prompt_history import HistoryWalk, ReverseSearch
 
-MAX_HISTORY = 500
+MAX_HISTORY = 1000
+SEARCH_HINT = "Ctrl+R older · Ctrl+S newer · Enter send · Esc edit · Ctrl+G cancel"
 
 
 class PromptEditor(TextArea):
@@ -38,6 +47,8 @@ class PromptEditor(TextArea):
         border-subtitle-color: $text-muted;
     }
     PromptEditor:focus { border: round $primary; }
+    PromptEditor.-searching { border: round $accent; }
+    PromptEditor.-shell { border: round $warning; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "submit", "Send"),
@@ -65,8 +76,8 @@ class PromptEditor(TextArea):
         history: Callable[[int], list[str]] | None = None,
         **kwargs: object,
     ) -> None:
-        """``history(limit)`` gives the session's earlier prompts, oldest first; it is asked
-        once, when the history is first needed (not before the first frame)."""
+        """``history(limit)`` gives the earlier prompts, oldest first; it is asked once, when the
+        history is first needed (not before the first frame)."""
         super().__init__(
             soft_wrap=True,
             show_line_numbers=False,
@@ -78,8 +89,8 @@ class PromptEditor(TextArea):
         )
         self.commands = sorted(self.command_help)
         self._history_source = history
-        self._history: list[str] | None = None
-        self._history_index: int | None = None
+        self._walk: HistoryWalk | None = None
+        self._search: ReverseSearch | None = None
         self.shift_enter_reported = reports_shift_enter()
         """The terminal tells Shift+Enter from Enter (kitty protocol, or one was received)."""
         self.newline_hint_shown = False
@@ -94,17 +105,27 @@ class PromptEditor(TextArea):
         self.placeholder = f"Ask anything · / commands · {newline} newline · Esc Esc tree"
 
     @property
-    def prompt_history(self) -> list[str]:
-        """Submitted prompts, oldest first (the session's own, loaded on first use)."""
-        if self._history is None:
+    def walk(self) -> HistoryWalk:
+        """Up/Down through the history (loaded from its source on first use)."""
+        if self._walk is None:
             source, self._history_source = self._history_source, None
-            self._history = _dedupe(source(MAX_HISTORY))[-MAX_HISTORY:] if source else []
-        return self._history
+            self._walk = HistoryWalk(_dedupe(source(MAX_HISTORY))[-MAX_HISTORY:] if source else [])
+        return self._walk
+
+    @property
+    def prompt_history(self) -> list[str]:
+        """Submitted prompts, oldest first."""
+        return self.walk.entries
 
     @prompt_history.setter
     def prompt_history(self, value: list[str]) -> None:
         self._history_source = None
-        self._history = value
+        self._walk = HistoryWalk(value)
+
+    def _recalled(self) -> bool:
+        """The editor shows an earlier prompt as it was (not edited)."""
+        walk = self._walk
+        return walk is not None and walk.walking and self.text == walk.shown()
 
     # ------------------------------------------------------------------ submitting
 
@@ -114,11 +135,10 @@ class PromptEditor(TextArea):
         text = self.text.strip()
         if not text:
             return
-        history = self.prompt_history
-        if not history or history[-1] != text:
-            history.append(text)
-            del history[:-MAX_HISTORY]
-        self._history_index = None
+        self._end_search()
+        walk = self.walk
+        walk.add(text)
+        del walk.entries[:-MAX_HISTORY]
         self.text = ""
         self.post_message(self.Submitted(text))
 
@@ -220,8 +240,10 @@ class PromptEditor(TextArea):
         return self._menu_index
 
     def _update_hint(self) -> None:
+        if self._search is not None:
+            return  # the search line is shown, and no dropdown
         matches = self.completions()
-        if self._history_index is not None or self.text == self._menu_closed_for:
+        if self._recalled() or self.text == self._menu_closed_for:
             matches = []  # a recalled prompt, or Esc closed the dropdown for this text
         else:
             self._menu_closed_for = None
@@ -230,9 +252,12 @@ class PromptEditor(TextArea):
             self._menu_index = 0
             self._menu_moved = False
             self.post_message(self.MenuChanged(self, list(matches), 0))
-        self.border_subtitle = (
-            Content("↑↓ choose · Tab complete · Enter run · Esc close") if matches else None
-        )
+        shell = shell_hint(self.text)
+        self.set_class(shell is not None, "-shell")
+        if matches:
+            self.border_subtitle = Content("↑↓ choose · Tab complete · Enter run · Esc close")
+        else:
+            self.border_subtitle = Content(shell) if shell else None
 
     def _move_menu(self, step: int) -> None:
         self._menu_index = (self._menu_index + step) % len(self._menu)
@@ -247,12 +272,6 @@ class PromptEditor(TextArea):
             self.post_message(self.MenuChanged(self, [], 0))
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if self._history_index is not None and (
-            self._history_index >= len(self.prompt_history)
-            or self.text != self.prompt_history[self._history_index]
-        ):
-            # Editing a recalled prompt makes it a new draft.
-            self._history_index = None
         self._update_hint()
 
     # ------------------------------------------------------------------ history
@@ -262,6 +281,15 @@ class PromptEditor(TextArea):
         # keys that came before them. As priority bindings they ran when the app read them,
         # before the editor had inserted the text of the same terminal read ("fix bug 2⏎" sent
         # nothing and left the text). The bindings stay for the footer and the help.
+        if self._search is not None and self._search_key(event):
+            event.stop()
+            event.prevent_default()
+            return
+        if event.key == "ctrl+r" and not self.read_only:
+            event.stop()
+            event.prevent_default()
+            self._start_search()
+            return
         action = self._editing_action(event.key)
         if action is not None:
             event.stop()
@@ -296,42 +324,120 @@ class PromptEditor(TextArea):
         return None
 
     def _recall(self, step: int) -> bool:
-        """Walk the history when the editor is empty, or shows an unedited recalled prompt and
-        the cursor is on its first line (Up) or last line (Down)."""
-        if not self.prompt_history:
-            return False
-        row = self.cursor_location[0]
-        if self._history_index is None:
-            if self.text or step > 0:
+        """Up on the first (visual) line walks back; Down on the last one walks forward while
+        walking (past the newest: the draft). A prompt recalled with Up has the cursor at its
+        start (Up again goes on), one recalled with Down at its end."""
+        location = self.cursor_location
+        if step < 0:
+            if not self.navigator.is_first_wrapped_line(location):
                 return False
-            self._history_index = len(self.prompt_history)
-        elif (step < 0 and row != 0) or (step > 0 and row != self.document.line_count - 1):
+            text = self.walk.older(self.text)
+            if text is None:
+                return bool(self.walk.entries)  # the oldest: stay
+            self._set_text(text, at_start=True)
+            return True
+        if not self.navigator.is_last_wrapped_line(location):
             return False
-        index = self._history_index + step
-        if index < 0:
-            return True
-        if index >= len(self.prompt_history):
-            self._history_index = None
-            self._set_text("")
-            return True
-        self._history_index = index
-        self._set_text(self.prompt_history[index])
+        text = self.walk.newer(self.text)
+        if text is None:
+            return False
+        self._set_text(text)
         return True
+
+    # ------------------------------------------------------------------ reverse search
+
+    def _start_search(self) -> None:
+        """Ctrl+R: search the history; Ctrl+R while searching finds an older match."""
+        self._close_menu()
+        self._search = ReverseSearch(self.walk.entries, self.text)
+        self._show_search()
+
+    def _search_key(self, event: events.Key) -> bool:
+        """A key while searching: True when the search used it. Any other key ends the search
+        (the match stays to edit) and does what it does."""
+        search = self._search
+        assert search is not None
+        key = event.key
+        if key == "ctrl+r":
+            search.older()
+        elif key == "ctrl+s":
+            search.newer()
+        elif key == "backspace":
+            search.backspace()
+        elif key == "ctrl+g":
+            original = search.original
+            self._end_search()
+            self._set_text(original)
+            return True
+        elif key == "escape":
+            self._end_search()
+            return True
+        elif key == "enter":
+            self._end_search()
+            return False  # sent as it is now shown
+        elif event.is_printable and event.character is not None:
+            search.type(event.character)
+        else:
+            self._end_search()
+            return False
+        self._show_search()
+        return True
+
+    def _show_search(self) -> None:
+        search = self._search
+        assert search is not None
+        text = search.text
+        if self.text != text:
+            self._set_text(text)
+        match = search.match
+        if match is not None and search.query:
+            start = _location(text, match.start)
+            end = _location(text, match.start + len(search.query))
+            self.selection = Selection(start, end)
+        self.border_subtitle = Content(f"{search.prompt()} · {SEARCH_HINT}")
+        self.set_class(True, "-searching")
+
+    def _end_search(self) -> None:
+        if self._search is None:
+            return
+        self._search = None
+        self.set_class(False, "-searching")
+        self.selection = Selection.cursor(self.selection.end)
+        self.border_subtitle = None
+        self._update_hint()
+
+    @property
+    def searching(self) -> ReverseSearch | None:
+        """The Ctrl+R search under way, if any."""
+        return self._search
 
     # ------------------------------------------------------------------ helpers
 
-    def _set_text(self, text: str) -> None:
-        index = self._history_index
+    def _set_text(self, text: str, *, at_start: bool = False) -> None:
         self.text = text
-        self._history_index = index
-        self.move_cursor(self.document.end)
+        self.move_cursor((0, 0) if at_start else self.document.end)
         self._update_hint()
 
     def set_text(self, text: str) -> None:
         """Replace the draft (the tree browser's "edit and resubmit") and focus the editor."""
-        self._history_index = None
+        self.walk.stop()
         self._set_text(text)
         self.focus()
+
+
+def shell_hint(text: str) -> str | None:
+    """What Enter does with ``!command`` / ``!!command`` (None: not one)."""
+    if text.startswith("!!") and text[2:].strip():
+        return "!! runs it in the shell · its output is shown, not sent to the model"
+    if text.startswith("!") and text[1:].strip():
+        return "! runs it in the shell · its output goes into the conversation"
+    return None
+
+
+def _location(text: str, index: int) -> tuple[int, int]:
+    """(row, column) of the character at ``index`` of ``text``."""
+    row = text.count("\n", 0, index)
+    return row, index - (text.rfind("\n", 0, index) + 1)
 
 
 def _dedupe(texts: list[str]) -> list[str]:
