@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 DEFERRED: tuple[str, ...] = (
     "pitui.agent.summarize",  # compaction and branch summaries: the model call
-    "textual.widgets._markdown",  # a compaction or branch summary in the chat
+    "textual.widgets.markdown",  # a compaction or branch summary in the chat
     "pitui.ui.screens.approval_prompt",  # ask mode's question (with the files it touches)
     "pitui.checkpoint.store",  # file checkpoints: opened as the first prompt is sent
     "pitui.checkpoint.record",

@@ -45,7 +45,7 @@ NOT_BEFORE_FIRST_FRAME = (
     "textual.highlight",
 )
 """pitui's own modules the first frame does not need (a module or a package, by prefix)."""
-LOGGED_AS = {"textual.widgets._markdown": "textual.highlight"}
+LOGGED_AS = {"textual.widgets.markdown": "textual.highlight"}
 """A deferred module that may be imported through importlib (unlogged; ``from textual.widgets
 import Markdown`` is) and the module its body imports with an import statement (logged)."""
 BRANCHES = "pi-v3-branches.jsonl"
