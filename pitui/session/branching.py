@@ -68,7 +68,7 @@ def create_branched_session(
         used.add(n.id)
         previous = n.id
     kept_ids = {n.id for n in kept}
-    label_times = store._label_times
+    label_times = store.label_times
     for target, label in store.labels.items():
         if target not in kept_ids:
             continue
@@ -88,8 +88,7 @@ def create_branched_session(
 
     if store.path is None:
         new = SessionStore(header, path=None, folder=None)
-        for entry in entries:
-            new._append(entry)
+        new.append_entries(entries)
         return new
     target_folder = folder or store.folder or store.path.parent
     new_path = target_folder / session_file_name(header)
@@ -98,9 +97,7 @@ def create_branched_session(
         create_exclusive(new_path, b"".join(lines))
         return SessionStore.open(new_path, folder=target_folder)
     new = SessionStore(header, path=new_path, folder=target_folder)
-    new._disk.preencoded = {str(e["id"]): line for e, line in zip(entries, lines[1:], strict=True)}
-    for entry in entries:
-        new._append(entry)
+    new.append_entries(entries, lines[1:])
     return new
 
 

@@ -116,7 +116,7 @@ def _unlink_open_stores() -> None:
     (a segfault at exit on a 200k-entry session). Runs after the atexit handlers registered
     later than this module's import, which may still use a store."""
     for store in list(_OPEN_STORES):
-        unlink_parents(store._nodes)
+        unlink_parents(store.all_nodes())
 
 
 class SessionStore(EntryAppends):
@@ -348,6 +348,23 @@ class SessionStore(EntryAppends):
 
     def label_of(self, entry_id: str) -> str | None:
         return self._labels.get(entry_id)
+
+    @property
+    def label_times(self) -> dict[str, Any]:
+        """When each label was set: target id -> the timestamp of its label entry."""
+        return dict(self._label_times)
+
+    def append_entries(
+        self, entries: list[dict[str, Any]], lines: list[bytes] | None = None
+    ) -> None:
+        """Append whole entries as they are (ids and parents set: a copied path); ``lines``:
+        each one's JSONL line, already encoded, written as it is."""
+        if lines is not None:
+            self._disk.preencoded = {
+                str(e["id"]): line for e, line in zip(entries, lines, strict=True)
+            }
+        for entry in entries:
+            self._append(entry)
 
     @property
     def entry_count(self) -> int:

@@ -36,13 +36,13 @@ from pitui.config.settings import Settings
 from pitui.errors import UserError
 from pitui.session import SessionStore
 from pitui.text import strip_escapes
+from pitui.ui import textual_patches
 from pitui.ui.boundary import ErrorBoundary
 from pitui.ui.bridge import StoreBridge
 from pitui.ui.commands import SlashCommands
-from pitui.ui.compositor import paint_only_what_changed
 from pitui.ui.key_routing import KeyRouter
-from pitui.ui.keys import answer_lone_escape, teach_textual_enter_keys
 from pitui.ui.messages import FileChanged, SessionSwitched
+from pitui.ui.textual_patches.app import ErrorHookApp
 from pitui.ui.workspace_bridge import attach_workspace
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("pitui.ui")
 
 
-class PituiApp(App[int]):
+class PituiApp(ErrorHookApp[int]):
     """The full-screen app. ``clock`` is injectable so snapshots are deterministic."""
 
     CSS_PATH: ClassVar[str] = "app.tcss"
@@ -82,9 +82,7 @@ class PituiApp(App[int]):
         ask_missing_cwd: bool = False,
     ) -> None:
         super().__init__()
-        teach_textual_enter_keys()  # Alt+Enter (ESC CR) is a newline, not Enter
-        paint_only_what_changed()  # a frame paints only the widgets under what changed
-        answer_lone_escape()  # Esc without Textual's 100 ms wait for a sequence
+        textual_patches.install()  # Alt+Enter, a lone Esc at once, frames paint what changed
         self.settings = settings or Settings()
         self.cwd = Path(cwd or store.cwd or ".")
         self.clock = clock
@@ -454,7 +452,7 @@ class PituiApp(App[int]):
         from textual.drivers.linux_driver import LinuxDriver
 
         if default is LinuxDriver:
-            from pitui.ui.driver import PituiDriver
+            from pitui.ui.textual_patches.driver import PituiDriver
 
             return PituiDriver
         return default
@@ -503,14 +501,14 @@ class PituiApp(App[int]):
                 command.discover,
             )
 
-    def _handle_exception(self, error: Exception) -> None:
-        # Textual's hook for anything unhandled; by default the app exits. A worker that
-        # failed is over and left nothing half-done in the UI: report it and go on.
+    def unhandled_error(self, error: Exception) -> bool:
+        """Anything unhandled (Textual's hook; by default the app exits). A worker that failed
+        is over and left nothing half-done in the UI: reported, and the app goes on."""
         if isinstance(error, WorkerFailed) and isinstance(error.error, Exception):
             self.errors.report(error.error, "running a background task")
-            return
+            return True
         log.critical("unhandled error: pitui exits", exc_info=error)
-        super()._handle_exception(error)
+        return False
 
 
 def _terminal_gone() -> bool:

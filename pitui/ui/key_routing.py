@@ -28,6 +28,8 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
+from pitui.ui.textual_patches.keys import forward_event
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.screen import Screen
@@ -142,5 +144,5 @@ class KeyRouter:
         self.delivered(event, target)
         # Textual's own way of handing an input event to a widget (the app does it for the
         # focused one): marked as forwarded, so the bubbling key is not taken as new input.
-        target._forward_event(event)
+        forward_event(target, event)
         return True

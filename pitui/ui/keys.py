@@ -1,29 +1,25 @@
-"""What the terminal tells pitui about Enter with a modifier, and about a lone Esc.
+"""What the terminal tells pitui about Enter with a modifier, and pastes it did not bracket.
 
 Most terminals send the same byte (CR) for Enter and Shift+Enter; only those speaking the kitty
 keyboard protocol (CSI u, which Textual turns on) report ``shift+enter``. Alt+Enter is sent as
 ESC CR by xterm, GNOME Terminal, tmux and the rest, which Textual reads as a plain Enter: the
-sequence is taught to Textual's key table here, so Alt+Enter is a newline everywhere.
+sequence is taught to Textual's key table
+(:func:`pitui.ui.textual_patches.keys.teach_textual_enter_keys`), so Alt+Enter is a newline
+everywhere.
 
 The rule for the one-time newline hint (see :class:`pitui.ui.widgets.prompt.PromptEditor`):
 Shift+Enter counts as reported when the terminal is one known to speak the kitty protocol
 (from ``TERM``, ``TERM_PROGRAM`` and friends, and not inside tmux or screen, which do not pass
 it on), or as soon as a ``shift+enter`` key has been received.
 
-Esc: an ESC byte also starts every escape sequence, so Textual waits for what may follow before
-it reports Esc (``ESCDELAY``, 100 ms, and its input thread looks again only every 100 ms): every
-Esc (closing the tree, clearing a search, aborting) came at least 100 ms late. A terminal writes
-a key's whole sequence at once, so a read holding nothing but ESC bytes is the Esc key: it is
-reported at once (:func:`answer_lone_escape`). Setting ``ESCDELAY`` keeps Textual's wait (for a
-link that splits sequences).
+A lone Esc is reported at once, without Textual's wait for a sequence that may follow it:
+:func:`pitui.ui.textual_patches.keys.answer_lone_escape`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, cast
 
 NEWLINE_KEYS = "ctrl+j,alt+enter"  # and shift+enter (PromptEditor notes that it came)
 NEWLINE_HINT = "Alt+Enter or Ctrl+J for a newline"
@@ -46,60 +42,6 @@ def reports_shift_enter(env: Mapping[str, str] | None = None) -> bool:
         or any(name in program for name in _KITTY_PROGRAMS)
         or any(env.get(name) for name in _KITTY_VARIABLES)
     )
-
-
-@dataclass(frozen=True)
-class _KeyName:
-    """Stands in for a ``textual.keys.Keys`` member in Textual's sequence table."""
-
-    value: str
-
-
-_EXTRA_SEQUENCES = {
-    "\x1b\r": "alt+enter",  # ESC CR: Alt+Enter in xterm, GNOME Terminal, tmux, ...
-}
-
-
-def teach_textual_enter_keys() -> None:
-    """Add the sequences above to Textual's key table (idempotent; does not override)."""
-    try:
-        from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
-    except ImportError:  # pragma: no cover - Textual moved its table: Ctrl+J still works
-        return
-    table = cast(dict[str, Any], ANSI_SEQUENCES_KEYS)
-    for sequence, name in _EXTRA_SEQUENCES.items():
-        table.setdefault(sequence, (_KeyName(name),))
-
-
-def answer_lone_escape(env: Mapping[str, str] | None = None) -> None:
-    """Report a lone Esc at once in the terminal driver (see the module doc; idempotent; not
-    when ``ESCDELAY`` is set)."""
-    if "ESCDELAY" in (os.environ if env is None else env):
-        return
-    try:
-        from textual.drivers import linux_driver
-    except ImportError:  # pragma: no cover - not a POSIX terminal
-        return
-    parser = linux_driver.XTermParser
-    if not getattr(parser, "answers_lone_escape", False):
-        linux_driver.XTermParser = lone_escape_parser(parser)  # type: ignore[misc]
-
-
-def lone_escape_parser(base: type[Any]) -> type[Any]:
-    """``base`` (Textual's input parser) reporting a read of only ESC bytes as Esc at once."""
-
-    class LoneEscapeParser(base):
-        answers_lone_escape = True
-
-        def feed(self, data: str) -> Any:
-            yield from super().feed(data)
-            waiting: float | None = getattr(self, "_timeout_time", None)
-            if data and not data.strip("\x1b") and waiting is not None:
-                # Waiting to see whether a sequence follows: nothing does (a terminal sends a
-                # sequence in one write), so the next tick, right after this feed, reports Esc.
-                self._timeout_time = 0.0
-
-    return LoneEscapeParser
 
 
 PASTE_START = "\x1b[200~"

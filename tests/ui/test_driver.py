@@ -19,7 +19,7 @@ from textual.app import App
 
 from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
-from pitui.ui.driver import PituiDriver
+from pitui.ui.textual_patches.driver import PituiDriver
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ async def test_a_lone_esc_arrives_at_once(
     wait for a sequence that might follow would hold it for that hour."""
     from textual.drivers import linux_driver
 
-    from pitui.ui.keys import answer_lone_escape
+    from pitui.ui.textual_patches.keys import answer_lone_escape
 
     monkeypatch.delenv("ESCDELAY", raising=False)
     monkeypatch.setattr(linux_driver, "XTermParser", linux_driver.XTermParser)  # restored after

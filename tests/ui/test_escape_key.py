@@ -6,7 +6,7 @@ import pytest
 from textual._xterm_parser import XTermParser
 from textual.drivers import linux_driver
 
-from pitui.ui.keys import answer_lone_escape, lone_escape_parser
+from pitui.ui.textual_patches.keys import answer_lone_escape, lone_escape_parser
 
 
 def keys(parser: XTermParser, data: str) -> list[str]:

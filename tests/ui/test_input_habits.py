@@ -18,8 +18,9 @@ from textual.pilot import Pilot
 
 from pitui.session import SessionStore
 from pitui.ui.app import PituiApp
-from pitui.ui.keys import NEWLINE_HINT, reports_shift_enter, teach_textual_enter_keys
+from pitui.ui.keys import NEWLINE_HINT, reports_shift_enter
 from pitui.ui.screens.main import NEW_BELOW, NewBelowMarker
+from pitui.ui.textual_patches.keys import teach_textual_enter_keys
 from pitui.ui.widgets.chat import AssistantBlock, ChatView, NoteBlock, ToolBlock, UserBlock
 from pitui.ui.widgets.prompt import CommandMenu, PromptEditor
 

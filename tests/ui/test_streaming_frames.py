@@ -1,7 +1,7 @@
 """What a frame costs while a reply streams: only the widgets under what changed are painted
-(pitui.ui.compositor), and the reply grows a quarter of the chat at a time instead of a line
-(MarkdownView.grow_in_steps), so most frames repaint a few lines, not the whole chat. What
-reaches the terminal is what Textual's own compositor would send."""
+(pitui.ui.textual_patches.compositor), and the reply grows a quarter of the chat at a time
+instead of a line (MarkdownView.grow_in_steps), so most frames repaint a few lines, not the
+whole chat. What reaches the terminal is what Textual's own compositor would send."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from textual.widget import Widget
 from pitui.agent.events import MessageDelta, MessageStart, RunEnded
 from pitui.collector import OLDEST_EVERY
 from pitui.ui.app import PituiApp
-from pitui.ui.compositor import paint_everything_under_the_clip, paint_only_what_changed
+from pitui.ui.textual_patches.compositor import (
+    paint_everything_under_the_clip,
+    paint_only_what_changed,
+)
 from pitui.ui.widgets.chat import STREAM_STEPS, AssistantBlock
 from pitui.ui.widgets.status import StatusLine
 

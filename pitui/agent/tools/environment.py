@@ -119,6 +119,11 @@ class Redactor:
     def secrets(self) -> list[str]:
         return [secret for secret, _ in self._pairs]
 
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """(secret value, its name), longest value first (the order they are replaced in)."""
+        return list(self._pairs)
+
     def value(self, value: Any) -> Any:
         """A copy of a JSON-like value with every string redacted (iterative: any depth)."""
         if isinstance(value, str):
@@ -184,7 +189,7 @@ class ByteStreamRedactor:
     def __init__(self, redactor: Redactor) -> None:
         self._pairs = [
             (secret.encode("utf-8", "surrogateescape"), f"[redacted {name}]".encode())
-            for secret, name in redactor._pairs
+            for secret, name in redactor.pairs
         ]
         self._held = b""
 

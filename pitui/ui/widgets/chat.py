@@ -31,9 +31,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Region
 from textual.reactive import reactive, var
-from textual.scrollbar import ScrollBar
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static
@@ -65,6 +63,8 @@ from pitui.ui.messages import (
     SessionSwitched,
 )
 from pitui.ui.sanitize import tool_output_text
+from pitui.ui.textual_patches.kept_lines import KeptLines, KeptVerticalScrollBar
+from pitui.ui.textual_patches.widgets import AnchoredFromTheFirstLayout, title_click_keeps_focus
 from pitui.ui.widgets.bounded import (
     MARKDOWN_CHARS,
     TEXT_BLOCKS,
@@ -72,7 +72,6 @@ from pitui.ui.widgets.bounded import (
     MoreLine,
     cut_at,
 )
-from pitui.ui.widgets.kept_lines import KeptLines, KeptScrollBar
 from pitui.ui.widgets.markdown_view import MarkdownView
 from pitui.ui.widgets.notice import Notice, NoticeBlock, Severity
 
@@ -305,9 +304,7 @@ class ThinkingBlock(Collapsible):
 
 def _keep_focus_on_click(collapsible: Collapsible) -> None:
     """Clicking a title toggles it without taking the focus from the prompt editor."""
-    title_widget = getattr(collapsible, "_title", None)
-    if title_widget is not None:
-        title_widget.FOCUS_ON_CLICK = False
+    title_click_keeps_focus(collapsible)
 
 
 class SummaryBlock(Collapsible):
@@ -657,7 +654,9 @@ class ChatButton(Button):
     FOCUS_ON_CLICK: ClassVar[bool] = False
 
 
-class ChatView(UsesApp, KeptLines, VerticalScroll):
+class ChatView(
+    UsesApp, KeptLines, KeptVerticalScrollBar, AnchoredFromTheFirstLayout, VerticalScroll
+):
     """Renders ``app.store``'s active branch; streams the reply in progress.
 
     It follows the end while the reader is at the bottom; scrolled up, it stays put and sets
@@ -673,27 +672,6 @@ class ChatView(UsesApp, KeptLines, VerticalScroll):
 
     new_below: var[bool] = var(False)
     """Something was added at the end while the reader was scrolled up (cleared at the end)."""
-
-    @property
-    def vertical_scrollbar(self) -> ScrollBar:
-        """The scrollbar, painted again only when its thumb moves (made on first use, as
-        Textual makes its own)."""
-        if self._vertical_scrollbar is None:
-            bar = KeptScrollBar(
-                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
-            )
-            bar.display = False
-            self._vertical_scrollbar = bar
-            self.app._start_widget(self, bar)
-        return self._vertical_scrollbar
-
-    def _get_scrollable_region(self, region: Region) -> Region:
-        # The first layout of an anchored view scrolls it by the height it had before (none,
-        # so the whole content): the first frame showed an empty chat, and the end came a
-        # frame (~15-20 ms) later. The height it is laid out in is this region's.
-        if not self._container_size:
-            self._container_size = region.size
-        return super()._get_scrollable_region(region)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

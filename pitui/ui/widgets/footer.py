@@ -15,7 +15,8 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from pitui.ui.textual_patches.widgets import FooterKey, set_footer_key_enabled
 
 KeySpec = tuple[str, str, str, str, bool, str]
 """What one key widget shows: key, key display, description, action, enabled, tooltip."""
@@ -27,6 +28,7 @@ class KeyFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._shown: tuple[object, ...] | None = None
+        self._keys_known = False  # as Textual's footer: the screen's bindings have been shown
 
     def _wanted(self) -> tuple[object, ...]:
         """What :meth:`compose` would show (the shown bindings, their state, the palette key)."""
@@ -93,9 +95,7 @@ class KeyFooter(Footer):
             widget.key_display = display
             widget.description = description
             widget.action = action
-            # FooterKey keeps its state in _disabled (read when clicked) and the -disabled class
-            widget._disabled = not enabled
-            widget.set_class(not enabled, "-disabled")
+            set_footer_key_enabled(widget, enabled)
             widget.tooltip = tooltip or None
             new_width = cell_len(display) + cell_len(description)
             widget.refresh(layout=new_width != old_width)
@@ -103,10 +103,11 @@ class KeyFooter(Footer):
         return True
 
     def compose(self) -> ComposeResult:
-        self._shown = self._wanted() if self._bindings_ready else None
+        self._shown = self._wanted() if self._keys_known else None
         yield from super().compose()
 
     def bindings_changed(self, screen: Screen) -> None:
+        self._keys_known = True
         if self._shown is not None and self.is_attached and screen is self.screen:
             wanted = self._wanted()
             if wanted == self._shown or self._update_in_place(wanted):

@@ -163,8 +163,10 @@ class DetailsPane(Widget):
         shown (the underline was then missing)."""
         from textual.widgets import Tabs
 
+        from pitui.ui.textual_patches.widgets import underline_active_tab
+
         for tabs in self.query(Tabs):
-            tabs._highlight_active(animate=False)
+            underline_active_tab(tabs)
 
     def show_now(self, entry_id: str | None) -> None:
         """Show ``entry_id`` at once (no debounce)."""

@@ -32,7 +32,7 @@ from pitui.ui.markdown_lines import (
     block_starts,
     estimated_height,
 )
-from pitui.ui.widgets.kept_lines import KeptLines
+from pitui.ui.textual_patches.kept_lines import KeptLines
 
 _renderers: dict[MarkdownStyle, MarkdownRenderer] = {}
 _styles: dict[str, MarkdownStyle] = {}  # by theme name

@@ -276,7 +276,7 @@ class PromptEditor(TextArea):
 
     # ------------------------------------------------------------------ history
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # Enter and the newline keys are handled here, in the editor's own queue, after the
         # keys that came before them. As priority bindings they ran when the app read them,
         # before the editor had inserted the text of the same terminal read ("fix bug 2⏎" sent
@@ -312,7 +312,8 @@ class PromptEditor(TextArea):
             event.stop()
             event.prevent_default()
             return
-        await super()._on_key(event)
+        # Not handled here: Textual goes on to the TextArea's own key handler (it calls each
+        # class's handler in turn, from this one down, until one prevents the default).
 
     def _editing_action(self, key: str) -> Callable[[], None] | None:
         if key == "enter":

@@ -1,5 +1,9 @@
 """The terminal driver: Textual's Linux driver, whose input thread stops the moment it is told.
 
+A subclass of ``textual.drivers.linux_driver.LinuxDriver`` whose input loop
+(:meth:`PituiDriver.run_input_thread`) is Textual's own rewritten, and which reads the driver's
+private ``_app``, ``_debug`` and ``_key_thread``.
+
 Textual's input thread waits for stdin in steps of 0.1 s and, once told to stop, waits another
 0.1 s on an empty selector; restoring the terminal joins that thread, so every quit (and every
 suspend) waited 0.1-0.2 s on a blank screen. Here the thread also watches a pipe that stopping
@@ -33,6 +37,7 @@ from textual.message import Message
 
 from pitui.llm.lazy import make_way
 from pitui.ui.keys import UnbracketedPaste
+from pitui.ui.textual_patches.keys import waiting_for_sequence
 
 READ_SIZE = 4096
 
@@ -86,7 +91,7 @@ class PituiDriver(LinuxDriver):
         if wake is not None:
             _drain(wake[0])  # a wake-up left from the last stop (a suspend)
             selector.register(wake[0], selectors.EVENT_READ)
-        # Looked up now: pitui.ui.keys.answer_lone_escape may have put its parser there.
+        # Looked up now: keys.answer_lone_escape may have put its parser there.
         parser = linux_driver.XTermParser(self._debug)
         decode = getincrementaldecoder("utf-8")().decode
         pastes = UnbracketedPaste()
@@ -101,8 +106,7 @@ class PituiDriver(LinuxDriver):
                     if not data:
                         continue  # stdin is not a terminal (piped): nothing to parse
                     # (A parser that waits for the rest of an escape sequence has a deadline.)
-                    waiting = getattr(parser, "_timeout_time", None) is not None
-                    pasted = pastes.text(data, mid_sequence=waiting)
+                    pasted = pastes.text(data, mid_sequence=waiting_for_sequence(parser))
                     if pasted is not None:
                         self.process_message(events.Paste(pasted))
                         continue

@@ -1,5 +1,6 @@
 """Painted lines kept while what they show is unchanged: a widget that only grows in height
-(:class:`KeptLines`), a scrollbar whose thumb has not moved (:class:`KeptScrollBar`).
+(:class:`KeptLines`), a scrollbar whose thumb has not moved (:class:`KeptScrollBar`, made by a
+view that mixes in :class:`KeptVerticalScrollBar`).
 
 Textual forgets every painted line of a widget whose size or scrollable size changes, and
 paints them all again on the next frame. While a reply streams, the reply, its block and the
@@ -11,9 +12,10 @@ its background), so :class:`KeptLines` keeps what was painted when the width is 
 only the lines whose content changed (the widget says which, with ``refresh(region)``) and
 those that are new are painted again.
 
-This reaches into Textual's per-widget line cache (``Widget._styles_cache``); Textual is pinned
-(pyproject.toml) and the tests that compare a streamed reply with the same text shown whole
-fail if the cache is kept wrongly.
+This reaches into Textual's per-widget line cache (``Widget._styles_cache``, its ``_cache`` of
+painted lines and its ``_dirty_lines``) from ``Widget._size_updated``; Textual is pinned
+(pyproject.toml), tests/ui/test_textual_patches.py fails when those change, and the tests that
+compare a streamed reply with the same text shown whole fail if the cache is kept wrongly.
 """
 
 from __future__ import annotations
@@ -107,3 +109,20 @@ class KeptScrollBar(ScrollBar):
         ):
             return self  # what would be painted is what was
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+
+class KeptVerticalScrollBar(_Base):
+    """Mixed into a scrollable widget (before its widget class): its vertical scrollbar is a
+    :class:`KeptScrollBar`, made on first use as Textual makes its own (``Widget.
+    vertical_scrollbar``, started with ``App._start_widget``)."""
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        if self._vertical_scrollbar is None:
+            bar = KeptScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
+            )
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar

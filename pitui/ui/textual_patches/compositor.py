@@ -45,6 +45,11 @@ def paint_only_what_changed() -> None:
     compositor._get_renders = _visible_renders
 
 
+def paints_only_what_changed() -> bool:
+    """:func:`paint_only_what_changed` is in place."""
+    return Compositor._get_renders is _visible_renders
+
+
 def paint_everything_under_the_clip() -> None:
     """Textual's own behaviour back (the tests compare both)."""
     compositor: Any = Compositor
