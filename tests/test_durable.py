@@ -184,6 +184,7 @@ def test_a_folder_pitui_may_not_write_in_is_said_apart(tmp_path: Path) -> None:
         folder.chmod(0o700)
 
 
+@pytest.mark.slow
 def test_the_temp_file_a_killed_writer_left_goes_with_the_next_write(tmp_path: Path) -> None:
     pid = os.fork()
     if pid == 0:  # pragma: no cover - exits at once, so its pid is free afterwards

@@ -98,6 +98,7 @@ def test_version_needs_no_command() -> None:
     assert result.stdout.startswith("pitui ")
 
 
+@pytest.mark.slow
 def test_help_says_a_command_is_optional_and_what_api_base_is() -> None:
     out = run("--help").stdout
     usage = out.split("\n\n")[0]
@@ -109,6 +110,7 @@ def test_help_says_a_command_is_optional_and_what_api_base_is() -> None:
     assert "Without a COMMAND, pitui opens the TUI" in words
 
 
+@pytest.mark.slow
 def test_trust_help_names_every_key_an_untrusted_project_may_not_set() -> None:
     from pitui.config.settings import KNOWN_KEYS, PROJECT_KEYS
 

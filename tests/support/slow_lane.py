@@ -66,6 +66,10 @@ SLOW_PATHS: dict[str, str] = {
     "session/test_exit.py": "a Python child exits with a session open",
     "session/test_properties.py": "thousands of random trees and files",
     "ui/test_providers_tui.py": "the bash tool in a tool loop",
+    "ui/test_user_commands.py": "!commands run in the shell, pi reads them",
+    "agent/test_user_command.py": "!commands run in the shell",
+    "cli/test_session_ids.py": "pitui as a child process, checkpoints are git commands",
+    "test_packaging.py": "pip builds and installs the package",
 }
 """Folders and modules (relative to ``tests/``) whose tests all count as slow, with why."""
 
