@@ -282,3 +282,26 @@ def test_file_picker_snapshot(snap_compare: SnapCompare, tmp_path: Path) -> None
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=type_mention)
+
+
+async def test_a_prompt_with_a_file_sent_during_a_run_is_steered_in_order(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    from support.llm_server import slow
+
+    llm.script(slow(" ".join(["word"] * 40), 0.1), text("Got both."))
+    app, _ = project_app(tmp_path, {"a.py": "A = 1\n"}, api_base=f"{llm.url}/v1")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"start", "enter")
+        agent = app.agent
+        assert agent is not None
+        await wait_for(pilot, lambda: agent.running and len(llm.requests) == 1)
+        await pilot.press(*"see @a.py", "escape", "enter")
+        await pilot.press(*"and then this", "enter")
+        await wait_for(pilot, lambda: len(llm.requests) == 2, timeout=40)
+        await wait_for(pilot, lambda: not agent.running)
+        texts = [message_text(m) for m in users(app)]
+        assert texts == ["start", "see @a.py", "and then this"]
+        assert users(app)[1]["pituiFiles"] == [{"path": "a.py", "size": 6, "lines": 1}]
+    last = json.dumps(llm.requests[1].messages)
+    assert last.index("A = 1") < last.index("see @a.py") < last.index("and then this")
