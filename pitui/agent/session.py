@@ -30,6 +30,7 @@ from pitui.agent.events import (
     ToolEnd,
     ToolStart,
 )
+from pitui.agent.mentions import Prompt
 from pitui.agent.navigation import NavigateResult, navigate
 from pitui.agent.system_prompt import build_sections, system_patch
 from pitui.agent.tool_output import ToolOutputStream
@@ -144,7 +145,7 @@ class AgentSession:
         # The API base belongs to a model: --api-base to the model it came with.
         self._given_api_base = (self.model_name, api_base) if api_base else None
         self._listeners: list[Callable[[AgentEvent], None]] = []
-        self._queue: list[str] = []
+        self._queue: list[str | Prompt] = []
         self._task: asyncio.Task[RunResult] | None = None
         self._user_commands: UserCommands | None = None
         self._output_dir: Path | None = None
@@ -309,8 +310,9 @@ class AgentSession:
             self._user_commands = UserCommands(self)
         return self._user_commands
 
-    def steer(self, text: str) -> None:
-        """Queue a message typed while the agent works; delivered after the current tool batch."""
+    def steer(self, text: str | Prompt) -> None:
+        """Queue a message typed while the agent works; delivered after the current tool batch
+        (a :class:`~pitui.agent.mentions.Prompt`: with the files it mentions)."""
         self._queue.append(text)
 
     def abort(self) -> None:
@@ -335,8 +337,11 @@ class AgentSession:
             done, _ = await asyncio.wait({task}, timeout=timeout / 2)
         return bool(done)
 
-    async def prompt(self, text: str, images: list[dict[str, Any]] | None = None) -> RunResult:
-        """Run the agent on a new user message until the model stops (or fails, or is aborted)."""
+    async def prompt(
+        self, text: str | Prompt, images: list[dict[str, Any]] | None = None
+    ) -> RunResult:
+        """Run the agent on a new user message until the model stops (or fails, or is aborted).
+        A :class:`~pitui.agent.mentions.Prompt` carries the files its ``@`` mentions name."""
         if self.running:
             self.steer(text)
             return RunResult()
@@ -393,7 +398,7 @@ class AgentSession:
         except asyncio.CancelledError:
             return NavigateResult(cancelled=True)
 
-    async def _run(self, text: str, images: list[dict[str, Any]] | None) -> RunResult:
+    async def _run(self, text: str | Prompt, images: list[dict[str, Any]] | None) -> RunResult:
         result = RunResult()
         self._overflow_recovery_attempted = False
         try:
@@ -440,11 +445,12 @@ class AgentSession:
             self.store.append_message(message)
 
     def _append_user(
-        self, text: str, images: list[dict[str, Any]] | None, result: RunResult
+        self, text: str | Prompt, images: list[dict[str, Any]] | None, result: RunResult
     ) -> None:
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-        content.extend(images or [])
-        message = {"role": "user", "content": content, "timestamp": now_ms()}
+        prompt = text if isinstance(text, Prompt) else Prompt(text)
+        fields = prompt.message_fields()
+        fields["content"].extend(images or [])
+        message = {"role": "user", **fields, "timestamp": now_ms()}
         self._emit(MessageStart("user"))
         entry_id = self.store.append_message(message)
         result.entry_ids.append(entry_id)

@@ -56,10 +56,28 @@ class Usage(TypedDict, total=False):
     cost: dict[str, float]  # input, output, cacheRead, cacheWrite, total
 
 
+class AttachedFile(TypedDict, total=False):
+    """A file mentioned with ``@path`` in a prompt, whose content the message carries."""
+
+    path: str
+    """As shown to the user (relative to the working directory when inside it)."""
+    size: int
+    """Bytes on disk."""
+    lines: int
+    """Lines included (fewer than the file has when ``truncated``)."""
+    truncated: bool
+    omitted: str
+    """Why nothing of it is included: ``binary``, ``unreadable: <reason>``."""
+
+
 class UserMessage(TypedDict, total=False):
     role: Literal["user"]
     content: str | list[TextBlock | ImageBlock]
     timestamp: int
+    pituiFiles: list[AttachedFile]
+    """pitui's record of the ``@path`` files whose content the first text blocks are (one
+    block each, pi's ``<file name="...">`` form); pi ignores the field and reads the blocks
+    as text."""
 
 
 class AssistantMessage(TypedDict, total=False):
@@ -350,11 +368,43 @@ def content_text(content: Any, joiner: str = "") -> str:
     return joiner.join(content_texts(content))
 
 
+ATTACHED_FILES = "pituiFiles"
+FILE_BLOCK_START = '<file name="'
+
+
+def attached_files(message: Any) -> list[dict[str, Any]]:
+    """The ``@path`` files a user message carries (its ``pituiFiles`` record), in order."""
+    if not isinstance(message, dict):
+        return []
+    files = message.get(ATTACHED_FILES)
+    if not isinstance(files, list):
+        return []
+    return [f for f in files if isinstance(f, dict)]
+
+
+def typed_content(message: Any) -> Any:
+    """A message's content without the blocks of its attached files: what the user typed."""
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    count = len(attached_files(message))
+    if not count or not isinstance(content, list):
+        return content
+    skip = 0
+    for block in content[:count]:
+        text = block.get("text") if isinstance(block, dict) else None
+        if not (isinstance(text, str) and text.startswith(FILE_BLOCK_START)):
+            break
+        skip += 1
+    return content[skip:]
+
+
 def message_text(message: Any, joiner: str = "") -> str:
-    """Text of a message's content: a string, or its text blocks joined."""
+    """Text of a message's content: a string, or its text blocks joined (a user message's
+    attached files left out: what was typed)."""
     if not isinstance(message, dict):
         return ""
-    return content_text(message.get("content"), joiner)
+    return content_text(typed_content(message), joiner)
 
 
 def content_images(content: Any) -> int:

@@ -70,6 +70,7 @@ SLOW_PATHS: dict[str, str] = {
     "agent/test_user_command.py": "!commands run in the shell",
     "cli/test_session_ids.py": "pitui as a child process, checkpoints are git commands",
     "test_packaging.py": "pip builds and installs the package",
+    "ui/test_file_mentions.py": "git lists the files, pi reads the message",
 }
 """Folders and modules (relative to ``tests/``) whose tests all count as slow, with why."""
 

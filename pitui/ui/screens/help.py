@@ -21,10 +21,16 @@ KEYS = [
         "new line in the prompt (also Shift+Enter where the terminal reports it: kitty, "
         "WezTerm, foot, Ghostty; not inside tmux)",
     ),
-    ("Up (empty prompt)", "recall earlier prompts"),
+    (
+        "Up, Down",
+        "earlier prompts of this project (on the first/last line); Down past the newest: the draft",
+    ),
+    ("Ctrl+R", "search earlier prompts (again: older; Ctrl+S newer; Esc edit; Ctrl+G cancel)"),
     ("/", "command dropdown: Up/Down choose, Tab completes, Enter runs, Esc closes"),
+    ("@", "file picker: the file's content goes with the prompt (Tab or Enter inserts)"),
+    ("!cmd, !!cmd", "run a shell command; its output goes to the model (!!: only shown)"),
     ("Tab", "complete a /command (the common part, else the highlighted one)"),
-    ("Esc", "abort the reply; twice on an empty prompt: open the tree"),
+    ("Esc", "stop a !command, abort the reply; twice on an empty prompt: open the tree"),
     ("Ctrl+C", "abort the reply; when idle: copy the mouse selection"),
     ("PgUp, PgDn", "scroll the chat (keys stay in the prompt)"),
     ("Ctrl+Home, Ctrl+End", "oldest shown / latest message (follows new output again)"),

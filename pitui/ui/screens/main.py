@@ -10,6 +10,7 @@ import asyncio
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import ClassVar
 
 from textual import events, on, work
@@ -20,11 +21,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from pitui.agent.mentions import Prompt, expand_mentions, might_mention
+from pitui.agent.project_files import ProjectFiles
 from pitui.agent.user_command import parse_user_command
 from pitui.config.history import PromptHistory, merge_history
 from pitui.ui.app_state import UsesApp
 from pitui.ui.commands import COMMANDS, CommandContext, run_command
 from pitui.ui.widgets.chat import ChatView
+from pitui.ui.widgets.file_picker import FileMenu
 from pitui.ui.widgets.prompt import CommandMenu, PromptEditor
 from pitui.ui.widgets.status import StatusLine
 
@@ -59,6 +63,8 @@ class MainScreen(UsesApp, Screen[None]):
         super().__init__()
         self._last_escape = 0.0
         self._saved_prompts: list[str] | None = None  # the project's history file, once read
+        self._files: ProjectFiles | None = None  # the @ picker's list of the project's files
+        self._expanding = asyncio.Lock()  # prompts with @files keep their order
 
     def compose(self) -> ComposeResult:
         app = self.pitui
@@ -67,11 +73,13 @@ class MainScreen(UsesApp, Screen[None]):
         editor = PromptEditor(
             commands=sorted(COMMANDS),
             history=self._prompt_history,
+            files=self.project_files,
             id="prompt",
         )
         if not app.settings.ui.cursor_blink:
             editor.cursor_blink = False
         yield CommandMenu(editor.command_help, id="command-menu")
+        yield FileMenu(id="file-menu")
         yield editor
         yield StatusLine(id="status")
 
@@ -142,6 +150,35 @@ class MainScreen(UsesApp, Screen[None]):
         event.stop()
         self.query_one(CommandMenu).show(event.editor, event.matches, event.index)
 
+    @on(PromptEditor.FilesChanged)
+    def on_files_changed(self, event: PromptEditor.FilesChanged) -> None:
+        event.stop()
+        self.query_one(FileMenu).show(
+            event.editor, event.query, event.matches, event.index, truncated=event.truncated
+        )
+
+    @property
+    def project_root(self) -> Path:
+        """Where ``@path`` is looked up: the folder the agent works in."""
+        agent = self.pitui.agent
+        return agent.cwd if agent is not None else Path(self.pitui.cwd).resolve()
+
+    def project_files(self) -> ProjectFiles:
+        """The project's files for the ``@`` picker (listed in a thread when first searched)."""
+        root = self.project_root
+        if self._files is None or self._files.root != root:
+            self._files = ProjectFiles(root)
+        return self._files
+
+    async def _with_files(self, text: str) -> str | Prompt:
+        """``text`` with the files its ``@`` mentions name (read in a thread), in the order
+        the prompts were sent."""
+        async with self._expanding:
+            if not might_mention(text):
+                return text
+            prompt = await asyncio.to_thread(expand_mentions, text, self.project_root)
+            return prompt if prompt.files else text
+
     @on(PromptEditor.Submitted)
     def on_submit(self, event: PromptEditor.Submitted) -> None:
         event.stop()
@@ -183,7 +220,7 @@ class MainScreen(UsesApp, Screen[None]):
             return
         if agent.running:
             editor.hint_newline()
-            agent.steer(text)
+            self._steer(text)
             app.say("Queued: delivered after the current tool batch.")
             return
         problem = agent.problem()
@@ -230,11 +267,22 @@ class MainScreen(UsesApp, Screen[None]):
             agent.user_commands.run(command, excluded=excluded), "running the command"
         )
 
-    @work(group="agent")
-    async def _run_agent(self, text: str) -> None:
+    @work(group="steer")
+    async def _steer(self, text: str) -> None:
         agent = self.pitui.agent
         assert agent is not None
-        result = await self.pitui.errors.run(agent.prompt(text), "running the agent")
+        prompt = await self._with_files(text)
+        if agent.running:
+            agent.steer(prompt)
+        else:  # the run ended while the files were read
+            self._run_agent(prompt)
+
+    @work(group="agent")
+    async def _run_agent(self, text: str | Prompt) -> None:
+        agent = self.pitui.agent
+        assert agent is not None
+        prompt = await self._with_files(text) if isinstance(text, str) else text
+        result = await self.pitui.errors.run(agent.prompt(prompt), "running the agent")
         if result is not None and result.error is not None:
             self.pitui.say(result.error.message, "error")
 

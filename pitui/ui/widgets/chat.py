@@ -46,11 +46,19 @@ from pitui.agent.events import (
     UserCommandEnd,
     UserCommandStart,
 )
+from pitui.agent.mentions import attachment_line
 from pitui.deepjson import clip
 from pitui.deepjson import dumps as json_dumps
 from pitui.session.node import Node, depth_of
 from pitui.session.oneline import tool_call_text
-from pitui.session.shapes import content_images, content_text, is_conversation, tool_calls
+from pitui.session.shapes import (
+    attached_files,
+    content_images,
+    content_text,
+    is_conversation,
+    tool_calls,
+    typed_content,
+)
 from pitui.text import StreamSanitizer, strip_escapes
 from pitui.ui.app_state import UsesApp
 from pitui.ui.file_changes import edit_diff, write_preview
@@ -1260,7 +1268,10 @@ class ChatView(
         message = entry.get("message") or {}
         role = message.get("role")
         if role == "user":
-            return [UserBlock(strip_escapes(_text_blocks(message.get("content"))))]
+            text = _text_blocks(typed_content(message))
+            files = "\n".join(attachment_line(f) for f in attached_files(message))
+            text = f"{text}\n{files}" if text and files else text or files
+            return [UserBlock(strip_escapes(text))]
         if role == "assistant":
             return self._assistant_blocks(message)
         if role == "toolResult":

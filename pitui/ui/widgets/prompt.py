@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from textual import events
+from textual import events, work
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
@@ -30,7 +30,11 @@ from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
 from pitui.ui.keys import NEWLINE_HINT, NEWLINE_KEYS, reports_shift_enter
+from pitui.ui.widgets.file_picker import SHOWN, Mention, completed, mention_at
 from pitui.ui.widgets.prompt_history import HistoryWalk, ReverseSearch
+
+if TYPE_CHECKING:
+    from pitui.agent.project_files import ProjectFiles
 
 MAX_HISTORY = 1000
 SEARCH_HINT = "Ctrl+R older · Ctrl+S newer · Enter send · Esc edit · Ctrl+G cancel"
@@ -62,6 +66,17 @@ class PromptEditor(TextArea):
         text: str
 
     @dataclass
+    class FilesChanged(Message):
+        """The ``@`` file picker's content: ``query`` None when closed, ``matches`` None while
+        the files are being listed."""
+
+        editor: PromptEditor
+        query: str | None
+        matches: list[str] | None
+        index: int
+        truncated: bool = False
+
+    @dataclass
     class MenuChanged(Message):
         """The command dropdown's content: ``/name`` matches and the highlighted index
         (no matches: the dropdown is closed)."""
@@ -74,10 +89,12 @@ class PromptEditor(TextArea):
         self,
         commands: Iterable[str] | Mapping[str, str] | None = None,
         history: Callable[[int], list[str]] | None = None,
+        files: Callable[[], ProjectFiles | None] | None = None,
         **kwargs: object,
     ) -> None:
         """``history(limit)`` gives the earlier prompts, oldest first; it is asked once, when the
-        history is first needed (not before the first frame)."""
+        history is first needed (not before the first frame). ``files()`` gives the project's
+        files for the ``@`` picker (None: no picker)."""
         super().__init__(
             soft_wrap=True,
             show_line_numbers=False,
@@ -91,6 +108,11 @@ class PromptEditor(TextArea):
         self._history_source = history
         self._walk: HistoryWalk | None = None
         self._search: ReverseSearch | None = None
+        self._files_source = files
+        self._file_query: str | None = None  # the @ word's query while the picker is open
+        self._file_matches: list[str] | None = None
+        self._file_index = 0
+        self._file_closed_at: tuple[int, int] | None = None  # Esc closed it for this @ word
         self.shift_enter_reported = reports_shift_enter()
         """The terminal tells Shift+Enter from Enter (kitty protocol, or one was received)."""
         self.newline_hint_shown = False
@@ -242,6 +264,7 @@ class PromptEditor(TextArea):
     def _update_hint(self) -> None:
         if self._search is not None:
             return  # the search line is shown, and no dropdown
+        self._update_files()
         matches = self.completions()
         if self._recalled() or self.text == self._menu_closed_for:
             matches = []  # a recalled prompt, or Esc closed the dropdown for this text
@@ -256,6 +279,8 @@ class PromptEditor(TextArea):
         self.set_class(shell is not None, "-shell")
         if matches:
             self.border_subtitle = Content("↑↓ choose · Tab complete · Enter run · Esc close")
+        elif self._file_query is not None:
+            self.border_subtitle = Content("@ file: ↑↓ choose · Tab or Enter insert · Esc close")
         else:
             self.border_subtitle = Content(shell) if shell else None
 
@@ -289,6 +314,10 @@ class PromptEditor(TextArea):
             event.stop()
             event.prevent_default()
             self._start_search()
+            return
+        if self._file_query is not None and self._file_key(event.key):
+            event.stop()
+            event.prevent_default()
             return
         action = self._editing_action(event.key)
         if action is not None:
@@ -344,6 +373,106 @@ class PromptEditor(TextArea):
             return False
         self._set_text(text)
         return True
+
+    # ------------------------------------------------------------------ the @ file picker
+
+    def mention(self) -> Mention | None:
+        """The ``@`` word at the cursor (the picker is for it unless Esc closed it)."""
+        if self._files_source is None or self.selection.start != self.selection.end:
+            return None
+        if self._recalled():
+            return None  # an earlier prompt as it was: no picker over it
+        return mention_at(self.text, *self.cursor_location)
+
+    def watch_selection(self) -> None:
+        # (also called while TextArea sets itself up, before this editor's own fields)
+        if getattr(self, "_file_query", None) is not None:
+            self._update_files()  # the cursor left the @ word (or moved in it)
+
+    def _update_files(self) -> None:
+        found = self.mention()
+        if found is None:
+            self._file_closed_at = None
+        if found is None or self._file_closed_at == (found.row, found.start):
+            self._close_files()
+            return
+        if found.query == self._file_query:
+            return
+        opening = self._file_query is None
+        self._file_query = found.query
+        files = self._files_source() if self._files_source is not None else None
+        if files is None:
+            return
+        if opening and not files.listed:
+            self._file_matches = None
+            self.post_message(self.FilesChanged(self, found.query, None, 0))
+        self._find_files(files, found.query)
+
+    @work(thread=True, exclusive=True, group="file-search", exit_on_error=False)
+    def _find_files(self, files: ProjectFiles, query: str) -> None:
+        matches = files.search(query, SHOWN)
+        self.app.call_from_thread(self._files_found, query, matches, files.truncated)
+
+    def _files_found(self, query: str, matches: list[str], truncated: bool) -> None:
+        if query != self._file_query:
+            return  # typed on meanwhile
+        self._file_matches = matches
+        self._file_index = 0
+        self.post_message(self.FilesChanged(self, query, matches, 0, truncated))
+
+    def _close_files(self) -> None:
+        if self._file_query is not None:
+            self._file_query = None
+            self._file_matches = None
+            self.post_message(self.FilesChanged(self, None, None, 0))
+            if self._search is None and not self._menu:
+                hint = shell_hint(self.text)
+                self.border_subtitle = Content(hint) if hint else None
+
+    def _file_key(self, key: str) -> bool:
+        """Up/Down/Tab/Enter/Esc while the picker is open: True when it used the key."""
+        if key == "escape":
+            found = self.mention()
+            if found is not None:
+                self._file_closed_at = (found.row, found.start)
+            self._close_files()
+            return True
+        matches = self._file_matches
+        if key in ("up", "down"):
+            if matches:
+                step = -1 if key == "up" else 1
+                self._file_index = (self._file_index + step) % len(matches)
+                self.post_message(
+                    self.FilesChanged(self, self._file_query, matches, self._file_index)
+                )
+            return True
+        if key in ("tab", "enter"):
+            if not matches:
+                return key == "tab"  # Enter with nothing to choose sends the prompt
+            self.pick_file(self._file_index)
+            return True
+        return False
+
+    def pick_file(self, index: int) -> None:
+        """Put the ``index``-th match in place of the ``@`` word (a click, Tab or Enter)."""
+        matches = self._file_matches
+        found = mention_at(self.text, *self.cursor_location)
+        if not matches or found is None or not 0 <= index < len(matches):
+            return
+        inserted = completed(matches[index])
+        self.replace(inserted, (found.row, found.start), (found.row, found.end))
+        self.move_cursor((found.row, found.start + len(inserted)))
+        self._close_files()
+        self.focus()
+
+    @property
+    def file_matches(self) -> list[str] | None:
+        """The picker's matches (None while listing or closed)."""
+        return list(self._file_matches) if self._file_matches is not None else None
+
+    @property
+    def file_query(self) -> str | None:
+        return self._file_query
 
     # ------------------------------------------------------------------ reverse search
 
