@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pitui.agent.tools.base import format_size
 from pitui.files import NotRegularFileError, check_regular, open_regular
 from pitui.session.shapes import ATTACHED_FILES
 
@@ -110,14 +111,6 @@ def shown_path(path: Path, cwd: Path) -> str:
     return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
 
 
-def size_text(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
-
-
 def _read_head(path: Path) -> tuple[bytes, int]:
     """The first ``MAX_BYTES`` + a little of the file, and its size."""
     fd, info = open_regular(path)
@@ -153,7 +146,7 @@ def read_attachment(path: Path, cwd: Path) -> FileBlock:
     record["size"] = size
     if _binary(data):
         record.update(lines=0, omitted="binary")
-        note = f"(a binary file of {size_text(size)}: its content is not included)"
+        note = f"(a binary file of {format_size(size)}: its content is not included)"
         return FileBlock(record, f'<file name="{name}">{note}</file>\n')
     whole = len(data) <= MAX_BYTES
     text = codecs.getincrementaldecoder("utf-8")("replace").decode(data[:MAX_BYTES], whole)
@@ -168,7 +161,7 @@ def read_attachment(path: Path, cwd: Path) -> FileBlock:
         shown_lines = len(lines)
         text += (
             f"\n\n[Only lines 1-{shown_lines} are included (the file has "
-            f"{size_text(size)}; limit {MAX_LINES} lines or {size_text(MAX_BYTES)}). "
+            f"{format_size(size)}; limit {MAX_LINES} lines or {format_size(MAX_BYTES)}). "
             f"Use the read tool with offset={shown_lines + 1} to read on.]"
         )
         record.update(lines=shown_lines, truncated=True)
@@ -199,7 +192,7 @@ def attachment_line(record: dict[str, Any]) -> str:
     """One line about an attached file for the transcript: ``@ a.py · 40 lines, 1.2 KB``."""
     path = str(record.get("path") or "?")
     size = record.get("size")
-    size_part = size_text(size) if isinstance(size, int) else "?"
+    size_part = format_size(size) if isinstance(size, int) else "?"
     omitted = record.get("omitted")
     if isinstance(omitted, str) and omitted:
         if omitted == "binary":

@@ -200,22 +200,24 @@ class MainScreen(UsesApp, Screen[None]):
         """Run a slash command (in a worker, behind the error boundary)."""
         self.run_worker(run_command(CommandContext(self.pitui, self), line), group="command")
 
+    def _keep_in_editor(self, text: str) -> None:
+        """A refused prompt or command goes back into the editor (nothing typed is lost),
+        unless something new was typed there meanwhile."""
+        editor = self.query_one(PromptEditor)
+        if not editor.text:
+            editor.set_text(text)
+
     def send_prompt(self, text: str) -> None:
         """Send ``text``; a refused prompt stays in the editor (nothing typed is lost) and the
         transcript says why and what to do."""
         app = self.pitui
         editor = self.query_one(PromptEditor)
-
-        def keep() -> None:
-            if not editor.text:
-                editor.set_text(text)
-
         if app.refuse_write():
-            keep()  # kept for a fork or a clone
+            self._keep_in_editor(text)  # kept for a fork or a clone
             return
         agent = app.agent
         if agent is None:
-            keep()
+            self._keep_in_editor(text)
             app.say(no_model_sentence(app.status_note), "warning")
             return
         if agent.running:
@@ -225,7 +227,7 @@ class MainScreen(UsesApp, Screen[None]):
             return
         problem = agent.problem()
         if problem:
-            keep()
+            self._keep_in_editor(text)
             app.say(no_model_sentence(None) if agent.model_ref is None else problem, "warning")
             return
         editor.hint_newline()
@@ -236,23 +238,17 @@ class MainScreen(UsesApp, Screen[None]):
         """``!command`` (``excluded``: ``!!command``): run it, its output in the chat (see
         :mod:`pitui.agent.user_command`); refused, it stays in the editor with the reason."""
         app = self.pitui
-        editor = self.query_one(PromptEditor)
-
-        def keep() -> None:
-            if not editor.text:
-                editor.set_text(text)
-
         if app.refuse_write():
-            keep()
+            self._keep_in_editor(text)
             return
         agent = app.agent
         if agent is None:
-            keep()
+            self._keep_in_editor(text)
             app.say("Commands run in a session with an agent; this one has none.", "warning")
             return
         problem = agent.user_commands.refusal(command)
         if problem is not None:
-            keep()
+            self._keep_in_editor(text)
             app.say(problem, "warning")
             return
         self.query_one(ChatView).jump_to_end()

@@ -73,22 +73,29 @@ def completed(path: str) -> str:
     return f'@"{path}" ' if _NEEDS_QUOTES.search(path) else f"@{path} "
 
 
-class FileMenu(OptionList, can_focus=False):
-    """The dropdown of matching files above the editor (never takes the focus: keys stay in
-    the editor, which drives it); a click puts the file in the prompt."""
+class EditorMenu(OptionList, can_focus=False):
+    """A dropdown above the editor (the files for ``@``, the slash commands): it never takes
+    the focus (keys stay in the editor, which drives it) and shows while it has the ``-open``
+    class."""
 
     DEFAULT_CSS: ClassVar[str] = """
-    FileMenu {
-        display: none; height: auto; max-height: 10;
+    EditorMenu {
+        display: none; height: auto; max-height: 8;
         border: none; padding: 0 1; margin: 0 1;
         background: $panel;
     }
-    FileMenu.-open { display: block; }
-    FileMenu > .option-list--option-highlighted {
+    EditorMenu.-open { display: block; }
+    EditorMenu > .option-list--option-highlighted {
         color: $block-cursor-foreground; background: $block-cursor-background;
         text-style: $block-cursor-text-style;
     }
     """
+
+
+class FileMenu(EditorMenu):
+    """The dropdown of matching files; a click puts the file in the prompt."""
+
+    DEFAULT_CSS: ClassVar[str] = "FileMenu { max-height: 10; }"
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
 from pitui.ui.keys import NEWLINE_HINT, NEWLINE_KEYS, reports_shift_enter
-from pitui.ui.widgets.file_picker import SHOWN, Mention, completed, mention_at
+from pitui.ui.widgets.file_picker import SHOWN, EditorMenu, Mention, completed, mention_at
 from pitui.ui.widgets.prompt_history import HistoryWalk, ReverseSearch
 
 if TYPE_CHECKING:
@@ -598,22 +598,8 @@ def _known_usage(names: Iterable[str]) -> dict[str, str]:
     return {name: COMMANDS[name].usage for name in names if name in COMMANDS}
 
 
-class CommandMenu(OptionList, can_focus=False):
-    """The slash-command dropdown above the editor: ``/name  help``, one line each. It never
-    takes the focus (keys stay in the editor, which drives it); a click completes."""
-
-    DEFAULT_CSS: ClassVar[str] = """
-    CommandMenu {
-        display: none; height: auto; max-height: 8;
-        border: none; padding: 0 1; margin: 0 1;
-        background: $panel;
-    }
-    CommandMenu.-open { display: block; }
-    CommandMenu > .option-list--option-highlighted {
-        color: $block-cursor-foreground; background: $block-cursor-background;
-        text-style: $block-cursor-text-style;
-    }
-    """
+class CommandMenu(EditorMenu):
+    """The slash-command dropdown: ``/name  help``, one line each; a click completes."""
 
     def __init__(self, help_text: Mapping[str, str], **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
